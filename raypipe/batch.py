@@ -1,0 +1,96 @@
+"""A batch of documents: the Arrow table every stage takes and returns.
+
+Stages never drop rows. A rejected document keeps its row, gets `stage` and `reason`
+set and its text emptied, so that one stream carries both the kept documents and the
+accounting for the rejected ones (input documents = kept + rejected, by construction).
+
+Columns every batch has:
+    uid     int64   position in the input: (file_index << 32) | row — stable across runs
+    id      string  the user's id, or "<file>#<row>" when the input has none
+    source  string  the named source the document came from
+    text    string  the document ("" once rejected)
+    stage   string  null while the document is alive, else the stage that rejected it
+    reason  string  null while the document is alive, else the named reason
+Stages may add columns (e.g. `language`, `language_score`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+CORE_SCHEMA = pa.schema(
+    [
+        ("uid", pa.int64()),
+        ("id", pa.string()),
+        ("source", pa.string()),
+        ("text", pa.string()),
+        ("stage", pa.string()),
+        ("reason", pa.string()),
+    ]
+)
+
+ROW_BITS = 32  # uid = file_index << ROW_BITS | row
+
+
+def make_uid(file_index: int, row: int) -> int:
+    return (file_index << ROW_BITS) | row
+
+
+def alive(batch: pa.Table) -> np.ndarray:
+    """Boolean mask of the documents no stage has rejected yet."""
+    return pc.is_null(batch["reason"]).to_numpy(zero_copy_only=False)
+
+
+def alive_texts(batch: pa.Table) -> tuple[np.ndarray, list[str]]:
+    """Row indices and texts of the alive documents (the only ones a stage should look at)."""
+    rows = np.flatnonzero(alive(batch))
+    texts = batch["text"].take(pa.array(rows)).to_pylist() if len(rows) else []
+    return rows, texts
+
+
+def set_column(batch: pa.Table, name: str, values: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """Add a column or replace it in place."""
+    index = batch.schema.get_field_index(name)
+    if index < 0:
+        return batch.append_column(name, values)
+    return batch.set_column(index, name, values)
+
+
+def scatter(batch: pa.Table, rows: np.ndarray, values: Sequence, column: str) -> pa.Array:
+    """A full-length array of `column` with `values` written at `rows`, others unchanged."""
+    full = batch[column].to_pylist()
+    for row, value in zip(rows.tolist(), values, strict=True):
+        full[row] = value
+    return pa.array(full, type=batch.schema.field(column).type)
+
+
+def reject(
+    batch: pa.Table, mask: np.ndarray, stage: str, reason: str | Sequence[str | None]
+) -> pa.Table:
+    """Mark rows in `mask` (full length) as rejected by `stage` with `reason`.
+
+    `reason` is one string for all rows, or one entry per row (None = keep).
+    Rows that are already rejected keep their first reason.
+    """
+    live = alive(batch)
+    if isinstance(reason, str):
+        hit = mask & live
+        reasons = np.where(hit, reason, None)
+    else:
+        reasons = np.asarray(reason, dtype=object)
+        hit = mask & live & (reasons != None)  # noqa: E711 (elementwise)
+    if not hit.any():
+        return batch
+    hit_arr = pa.array(hit)
+    batch = set_column(batch, "reason", pc.if_else(hit_arr, pa.array(reasons, pa.string()), batch["reason"]))
+    batch = set_column(batch, "stage", pc.if_else(hit_arr, pa.scalar(stage), batch["stage"]))
+    return set_column(batch, "text", pc.if_else(hit_arr, pa.scalar(""), batch["text"]))
+
+
+def empty_batch(extra: pa.Schema | None = None) -> pa.Table:
+    schema = CORE_SCHEMA if extra is None else pa.unify_schemas([CORE_SCHEMA, extra])
+    return schema.empty_table()

@@ -1,0 +1,188 @@
+"""Every option raypipe has: its default, its bounds and what it means, in one place.
+
+A run is configured by one YAML file validated against `PipelineConfig`. Unknown keys and
+out-of-range values are errors that name the key. `--set a.b=value` overrides any key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class ConfigError(ValueError):
+    """An unusable configuration: the message names the key and what is wrong."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class InputConfig(Section):
+    paths: list[str] = Field(min_length=1, description="Files, folders or globs; local or s3://")
+    format: Literal["auto", "jsonl", "parquet", "text"] = Field(
+        "auto", description="auto = from the extension; .gz and .zst are read transparently"
+    )
+    text_field: str = Field("text", description="Field holding the document text")
+    id_field: str | None = Field(
+        None, description="Field holding the document id; unset = '<file>#<row>'"
+    )
+    source: str | None = Field(
+        None, description="Source name for these documents; unset = the 'source' field or the file stem"
+    )
+    keep_fields: list[str] = Field(
+        default_factory=lambda: ["url"], description="Extra input fields carried to the output"
+    )
+    max_doc_bytes: int = Field(
+        10_000_000, ge=1, description="Larger documents are rejected (reason too_large)"
+    )
+
+
+class OutputConfig(Section):
+    path: str = Field("out", description="Output folder, local or s3://")
+    format: Literal["native", "parquet", "jsonl"] = Field(
+        "native",
+        description="native = token shards; parquet/jsonl = cleaned documents (used when "
+        "tokenizer is unset)",
+    )
+    shard_tokens: int = Field(
+        100_000_000, ge=1_000, description="Approximate tokens per shard (estimated at 4 chars/token)"
+    )
+    overwrite: bool = Field(False, description="Replace a committed run of a different config")
+
+
+class NormalizeConfig(Section):
+    enabled: bool = True
+    strip_html: bool = Field(True, description="Remove HTML tags and decode entities")
+    remove_urls: bool = Field(False, description="Remove http(s):// and www. URLs")
+    nfc: bool = Field(True, description="Unicode NFC normalization")
+
+
+class HeuristicConfig(Section):
+    enabled: bool = True
+    min_words: int = Field(50, ge=0, description="Fewer words: reason heuristic:min_words")
+    max_caps_word_ratio: float = Field(
+        0.5, ge=0, le=1, description="Share of ALL-CAPS words above: heuristic:caps_words"
+    )
+    max_symbol_ratio: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="Share of non-space characters that are neither letters nor digits "
+        "above: heuristic:symbols",
+    )
+
+
+class QualityConfig(Section):
+    enabled: bool = True
+    heuristic: HeuristicConfig = HeuristicConfig()
+
+
+class ExactDedupConfig(Section):
+    enabled: bool = Field(True, description="Drop documents whose normalized text is identical")
+
+
+class DedupConfig(Section):
+    keeper: Literal["first", "longest"] = Field(
+        "first",
+        description="Which copy of a duplicate cluster survives: first in input order, or "
+        "the longest (ties: first)",
+    )
+    exact: ExactDedupConfig = ExactDedupConfig()
+
+
+class TokenizeConfig(Section):
+    batch_size: int = Field(512, ge=1, le=65_536, description="Documents per encode_batch call")
+
+
+class PackConfig(Section):
+    seq_len: int = Field(2048, ge=8, le=1 << 20, description="Tokens per packed sequence")
+
+
+class RayConfig(Section):
+    address: str | None = Field(
+        None, description="Ray cluster to join (also RAY_ADDRESS); unset = start a local Ray"
+    )
+    num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray; unset = all")
+    batch_docs: int = Field(256, ge=1, le=65_536, description="Documents per cleaning batch")
+
+
+class PipelineConfig(Section):
+    input: InputConfig
+    output: OutputConfig = OutputConfig()
+    tokenizer: str | None = Field(
+        "gpt2",
+        description="gpt2 (built in, offline), a tokenizer.json path, or a Hugging Face "
+        "name; unset = write cleaned documents",
+    )
+    eos_token: str | None = Field(
+        None, description="End-of-document token; unset = the tokenizer's own (<|endoftext|>, </s>, ...)"
+    )
+    seed: int = Field(0, ge=0, description="Seed of every random choice (shuffle, hashing)")
+    normalize: NormalizeConfig = NormalizeConfig()
+    quality: QualityConfig = QualityConfig()
+    dedup: DedupConfig = DedupConfig()
+    tokenize: TokenizeConfig = TokenizeConfig()
+    pack: PackConfig = PackConfig()
+    ray: RayConfig = RayConfig()
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        return value or None
+
+
+def _parse_override(item: str) -> tuple[list[str], Any]:
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set expects key=value, got {item!r}")
+    return key.strip().split("."), yaml.safe_load(raw) if raw.strip() else None
+
+
+def _apply(data: dict, keys: list[str], value: Any) -> None:
+    node = data
+    for key in keys[:-1]:
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {'.'.join(keys)}: {key} is not a section")
+        node = child
+    node[keys[-1]] = value
+
+
+def _describe(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        lines.append(f"  {key}: {message}")
+    return "invalid config:\n" + "\n".join(lines)
+
+
+def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None) -> PipelineConfig:
+    """Validate a config mapping after applying overrides ({"a.b": v} or ["a.b=v"])."""
+    data = yaml.safe_load(yaml.safe_dump(data or {}))  # deep copy of plain data
+    items = overrides.items() if isinstance(overrides, dict) else map(_parse_override, overrides or [])
+    for keys, value in items:
+        _apply(data, keys.split(".") if isinstance(keys, str) else keys, value)
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_describe(error)) from None
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | list[str] | None = None) -> PipelineConfig:
+    """Read a YAML config file; overrides win over the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read config {path}: {error.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"config {path} is not valid YAML: {error}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"config {path} must be a mapping of sections")
+    return build_config(data or {}, overrides)
