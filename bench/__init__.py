@@ -1,0 +1,1 @@
+"""Benchmarks: raypipe beside its peers and ceilings, on the same inputs and cores."""

