@@ -88,8 +88,9 @@ class Measurement:
         return statistics.median(values), values[0], values[-1]
 
 
-def measure(system: str, work: float, fn: Callable[[], object], repeats: int = REPEATS,
-            note: str = "") -> Measurement:
+def measure(
+    system: str, work: float, fn: Callable[[], object], repeats: int = REPEATS, note: str = ""
+) -> Measurement:
     """Time `fn` `repeats` times (after one untimed warm-up call)."""
     fn()
     result = Measurement(system, work, note=note)
@@ -122,9 +123,7 @@ def peer_python() -> Path:
     stamp = PEER_VENV / ".installed"
     if not stamp.exists() or stamp.read_text() != "\n".join(PEER_PACKAGES):
         subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True
-        )
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True)
         stamp.write_text("\n".join(PEER_PACKAGES))
     return python
 

@@ -86,7 +86,9 @@ def reject(
     if not hit.any():
         return batch
     hit_arr = pa.array(hit)
-    batch = set_column(batch, "reason", pc.if_else(hit_arr, pa.array(reasons, pa.string()), batch["reason"]))
+    batch = set_column(
+        batch, "reason", pc.if_else(hit_arr, pa.array(reasons, pa.string()), batch["reason"])
+    )
     batch = set_column(batch, "stage", pc.if_else(hit_arr, pa.scalar(stage), batch["stage"]))
     return set_column(batch, "text", pc.if_else(hit_arr, pa.scalar(""), batch["text"]))
 

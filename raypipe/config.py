@@ -31,7 +31,8 @@ class InputConfig(Section):
         None, description="Field holding the document id; unset = '<file>#<row>'"
     )
     source: str | None = Field(
-        None, description="Source name for these documents; unset = the 'source' field or the file stem"
+        None,
+        description="Source name for these documents; unset = the 'source' field or the file stem",
     )
     keep_fields: list[str] = Field(
         default_factory=lambda: ["url"], description="Extra input fields carried to the output"
@@ -49,7 +50,9 @@ class OutputConfig(Section):
         "tokenizer is unset)",
     )
     shard_tokens: int = Field(
-        100_000_000, ge=1_000, description="Approximate tokens per shard (estimated at 4 chars/token)"
+        100_000_000,
+        ge=1_000,
+        description="Approximate tokens per shard (estimated at 4 chars/token)",
     )
     overwrite: bool = Field(False, description="Replace a committed run of a different config")
 
@@ -119,7 +122,8 @@ class PipelineConfig(Section):
         "name; unset = write cleaned documents",
     )
     eos_token: str | None = Field(
-        None, description="End-of-document token; unset = the tokenizer's own (<|endoftext|>, </s>, ...)"
+        None,
+        description="End-of-document token; unset = the tokenizer's own (<|endoftext|>, </s>, ...)",
     )
     seed: int = Field(0, ge=0, description="Seed of every random choice (shuffle, hashing)")
     normalize: NormalizeConfig = NormalizeConfig()
@@ -164,7 +168,9 @@ def _describe(error: ValidationError) -> str:
 def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None) -> PipelineConfig:
     """Validate a config mapping after applying overrides ({"a.b": v} or ["a.b=v"])."""
     data = yaml.safe_load(yaml.safe_dump(data or {}))  # deep copy of plain data
-    items = overrides.items() if isinstance(overrides, dict) else map(_parse_override, overrides or [])
+    items = (
+        overrides.items() if isinstance(overrides, dict) else map(_parse_override, overrides or [])
+    )
     for keys, value in items:
         _apply(data, keys.split(".") if isinstance(keys, str) else keys, value)
     try:
@@ -173,7 +179,9 @@ def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None
         raise ConfigError(_describe(error)) from None
 
 
-def load_config(path: str | Path, overrides: dict[str, Any] | list[str] | None = None) -> PipelineConfig:
+def load_config(
+    path: str | Path, overrides: dict[str, Any] | list[str] | None = None
+) -> PipelineConfig:
     """Read a YAML config file; overrides win over the file."""
     try:
         text = Path(path).read_text(encoding="utf-8")
