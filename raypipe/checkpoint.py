@@ -1,0 +1,50 @@
+"""Where a run keeps its intermediate results, and how it knows they are complete.
+
+Each phase writes into a folder named after the fingerprint of everything its result
+depends on (input files, options); a `_COMMITTED` marker written last makes it reusable.
+A re-run after a crash skips committed phases and redoes an interrupted one from scratch,
+so nothing is duplicated or lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from raypipe import __version__
+from raypipe.config import PipelineConfig
+from raypipe.io import storage
+
+WORK_DIR = "_work"
+MARKER = "_COMMITTED"
+# Options that only shape phase 3 (tokenize, pack, write) or how Ray runs.
+PHASE3_ONLY = ("output", "tokenizer", "eos_token", "pack", "tokenize", "ray", "seed")
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def fingerprints(cfg: PipelineConfig, files: list[tuple[str, int]]) -> tuple[str, str]:
+    """(cleaning fingerprint, whole-run fingerprint)."""
+    options = cfg.model_dump(mode="json")
+    cleaning = {k: v for k, v in options.items() if k not in PHASE3_ONLY}
+    clean_fp = _digest([__version__, files, cleaning])
+    run_options = {k: v for k, v in options.items() if k != "ray"}
+    run_options["output"] = {k: v for k, v in run_options["output"].items() if k != "overwrite"}
+    return clean_fp, _digest([clean_fp, run_options])
+
+
+def phase_dir(output: str, phase: str, fingerprint: str) -> str:
+    return storage.join(output, WORK_DIR, f"{phase}-{fingerprint}")
+
+
+def committed(folder: str) -> dict | None:
+    """The marker's content when `folder` holds a complete phase result."""
+    marker = storage.join(folder, MARKER)
+    return json.loads(storage.read_bytes(marker)) if storage.exists(marker) else None
+
+
+def commit(folder: str, info: dict) -> None:
+    storage.write_atomic(storage.join(folder, MARKER), json.dumps(info).encode())

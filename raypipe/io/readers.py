@@ -1,0 +1,242 @@
+"""Input files to document batches. Bad input is data, not a crash.
+
+Every readable document becomes a row; every unreadable one becomes a rejected row with a
+reason (stage "read"), so that input documents = kept + rejected holds for broken files
+too. A file that cannot be read at all (missing, binary, empty) or breaks off midway
+(truncated .gz/.zst) adds one file-level rejected row whose id is the file URI.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from raypipe.batch import CORE_SCHEMA, make_uid
+from raypipe.config import InputConfig
+from raypipe.io.compression import TruncatedInput, chunks
+from raypipe.io.storage import filesystem
+
+READ_STAGE = "read"
+BATCH_TEXT_BYTES = 32 << 20
+JSONL_SUFFIXES = {".jsonl", ".json", ".ndjson"}
+TEXT_SUFFIXES = {".txt", ".text", ".md"}
+COMPRESSED_SUFFIXES = {".gz", ".zst", ".zstd"}
+
+
+def input_format(uri: str, configured: str) -> str:
+    """The reader for a file: the configured one, or the one its extension names."""
+    if configured != "auto":
+        return configured
+    suffixes = [s.lower() for s in PurePosixPath(uri).suffixes]
+    while suffixes and suffixes[-1] in COMPRESSED_SUFFIXES:
+        suffixes.pop()
+    suffix = suffixes[-1] if suffixes else ""
+    if suffix in JSONL_SUFFIXES:
+        return "jsonl"
+    if suffix == ".parquet":
+        return "parquet"
+    return "text"
+
+
+def source_name(uri: str, cfg: InputConfig) -> str:
+    return cfg.source or PurePosixPath(uri).name.split(".")[0]
+
+
+def output_schema(cfg: InputConfig) -> pa.Schema:
+    return pa.schema([*CORE_SCHEMA, *((name, pa.string()) for name in cfg.keep_fields)])
+
+
+class _Rows:
+    """Accumulates rows of one file and cuts them into batches."""
+
+    def __init__(self, uri: str, file_index: int, cfg: InputConfig):
+        self.uri, self.file_index, self.cfg = uri, file_index, cfg
+        self.default_source = source_name(uri, cfg)
+        self.schema = output_schema(cfg)
+        self.count = 0
+        self.text_bytes = 0
+        self.columns: dict[str, list] = {name: [] for name in self.schema.names}
+
+    def add(
+        self,
+        text: str,
+        doc_id: str | None = None,
+        source: str | None = None,
+        extra: dict | None = None,
+        reason: str | None = None,
+    ) -> None:
+        row = self.count
+        self.count += 1
+        columns = self.columns
+        columns["uid"].append(make_uid(self.file_index, row))
+        columns["id"].append(doc_id if doc_id is not None else f"{self.uri}#{row}")
+        columns["source"].append(source or self.default_source)
+        columns["text"].append("" if reason else text)
+        columns["stage"].append(READ_STAGE if reason else None)
+        columns["reason"].append(reason)
+        for name in self.cfg.keep_fields:
+            value = (extra or {}).get(name)
+            columns[name].append(None if value is None else str(value))
+        self.text_bytes += len(text)
+
+    def reject_file(self, reason: str) -> None:
+        self.add("", doc_id=self.uri, reason=reason)
+
+    def full(self, batch_docs: int) -> bool:
+        return self.count % batch_docs == 0 or self.text_bytes >= BATCH_TEXT_BYTES
+
+    def flush(self) -> pa.Table | None:
+        if not self.columns["uid"]:
+            return None
+        table = pa.table(self.columns, schema=self.schema)
+        self.columns = {name: [] for name in self.schema.names}
+        self.text_bytes = 0
+        return table
+
+
+def _doc_id(value: object) -> str | None:
+    """Ids are strings; integer ids are common enough to take as their decimal string."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _jsonl_row(line: bytes, rows: _Rows) -> None:
+    cfg = rows.cfg
+    if len(line) > cfg.max_doc_bytes:
+        rows.add("", reason="too_large")
+        return
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            rows.add("", reason="invalid_utf8")
+            return
+        rows.add("", reason="malformed_json")
+        return
+    if not isinstance(record, dict):
+        rows.add("", reason="not_an_object")
+        return
+    text = record.get(cfg.text_field)
+    raw_id = record.get(cfg.id_field) if cfg.id_field else None
+    doc_id = _doc_id(raw_id)
+    source = record.get("source") if cfg.source is None else None
+    source = source if isinstance(source, str) and source else None
+    if cfg.id_field and doc_id is None:
+        rows.add("", reason="missing_id" if raw_id is None else "bad_id")
+    elif text is None:
+        rows.add("", doc_id=doc_id, source=source, reason="missing_text")
+    elif not isinstance(text, str):
+        rows.add("", doc_id=doc_id, source=source, reason="text_not_string")
+    else:
+        rows.add(text, doc_id=doc_id, source=source, extra=record)
+
+
+def _read_jsonl(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
+    pending = b""
+    for chunk in data:
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            if line.strip():
+                _jsonl_row(line, rows)
+                if rows.full(batch_docs):
+                    yield rows.flush()
+        if len(pending) > rows.cfg.max_doc_bytes:
+            # A gigantic line is skipped as it streams by, never held whole in memory.
+            rows.add("", reason="too_large")
+            pending = b""
+            for chunk in data:
+                if b"\n" in chunk:
+                    pending = chunk.split(b"\n", 1)[1]
+                    break
+    if pending.strip():
+        _jsonl_row(pending, rows)
+
+
+def _read_text(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
+    parts, total = [], 0
+    for chunk in data:
+        parts.append(chunk)
+        total += len(chunk)
+        if total > rows.cfg.max_doc_bytes:
+            rows.add("", doc_id=rows.uri, reason="too_large")
+            return
+    try:
+        rows.add(b"".join(parts).decode("utf-8"), doc_id=rows.uri)
+    except UnicodeDecodeError:
+        rows.add("", doc_id=rows.uri, reason="invalid_utf8")
+    yield from ()
+
+
+def _read_parquet(uri: str, rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
+    fs, path = filesystem(uri)
+    cfg = rows.cfg
+    parquet = pq.ParquetFile(fs.open_input_file(path))
+    names = set(parquet.schema_arrow.names)
+    wanted = [c for c in [cfg.text_field, cfg.id_field, "source", *cfg.keep_fields] if c in names]
+    for record_batch in parquet.iter_batches(batch_size=batch_docs, columns=wanted):
+        for record in record_batch.to_pylist():
+            text = record.get(cfg.text_field)
+            raw_id = record.get(cfg.id_field) if cfg.id_field else None
+            doc_id = _doc_id(raw_id)
+            source = record.get("source") if cfg.source is None else None
+            if cfg.id_field and doc_id is None:
+                rows.add("", reason="missing_id" if raw_id is None else "bad_id")
+            elif not isinstance(text, str):
+                rows.add("", doc_id=doc_id, reason="missing_text")
+            elif len(text) > cfg.max_doc_bytes:
+                rows.add("", doc_id=doc_id, reason="too_large")
+            else:
+                rows.add(text, doc_id=doc_id, source=source, extra=record)
+        yield rows.flush()
+
+
+def _unusable(head: bytes) -> str | None:
+    """A file-level reason when the first bytes already show the file is no text."""
+    if not head.strip():
+        return "empty_file"
+    if b"\x00" in head[:8192]:
+        return "binary_file"
+    return None
+
+
+def _chunks(uri: str) -> Iterator[bytes]:
+    fs, path = filesystem(uri)
+    with fs.open_input_stream(path, compression=None) as raw:
+        yield from chunks(uri, raw)
+
+
+def read_file(uri: str, file_index: int, cfg: InputConfig, batch_docs: int) -> Iterator[pa.Table]:
+    """All documents of one input file as batches (see raypipe.batch)."""
+    rows = _Rows(uri, file_index, cfg)
+    kind = input_format(uri, cfg.format)
+    try:
+        if kind == "parquet":
+            yield from _read_parquet(uri, rows, batch_docs)
+        else:
+            data = _chunks(uri)
+            head = next(data, b"")
+            problem = _unusable(head)
+            if problem:
+                rows.reject_file(problem)
+            else:
+                reader = _read_jsonl if kind == "jsonl" else _read_text
+                yield from reader(itertools.chain([head], data), rows, batch_docs)
+    except TruncatedInput:
+        # The rows read before the break are kept; the rest of the file is one reject.
+        rows.reject_file("truncated_file")
+    except (OSError, ValueError, pa.ArrowException):
+        rows.reject_file("unreadable_file")
+    last = rows.flush()
+    if last is not None:
+        yield last

@@ -1,0 +1,139 @@
+"""Local paths and s3:// URIs behind one small API, with atomic publication.
+
+A file becomes visible only once complete: local files are written to a temporary name
+and renamed; an S3 object only appears when its upload completes. Credentials come from
+the standard AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+AWS_PROFILE); the endpoint from AWS_ENDPOINT_URL (for S3-compatible stores). None of them
+is ever printed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import uuid
+from urllib.parse import urlparse
+
+import pyarrow.fs as pafs
+
+
+class StorageError(RuntimeError):
+    """Storage that cannot be reached or read: stops a run with one clear message."""
+
+
+def is_remote(uri: str) -> bool:
+    return uri.startswith("s3://")
+
+
+def _s3() -> pafs.S3FileSystem:
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    options: dict = {
+        "region": os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"),
+        # Throttling (SlowDown) and transient errors are retried with backoff.
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=10),
+    }
+    if endpoint:
+        parsed = urlparse(endpoint if "://" in endpoint else f"https://{endpoint}")
+        options.update(endpoint_override=parsed.netloc, scheme=parsed.scheme)
+    return pafs.S3FileSystem(**{k: v for k, v in options.items() if v is not None})
+
+
+def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The filesystem holding `uri` and the path of `uri` inside it."""
+    if is_remote(uri):
+        return _s3(), uri[len("s3://") :].rstrip("/")
+    return pafs.LocalFileSystem(), os.path.abspath(uri)
+
+
+def join(uri: str, *parts: str) -> str:
+    return "/".join([uri.rstrip("/"), *parts])
+
+
+def _as_uri(template: str, path: str) -> str:
+    return f"s3://{path}" if is_remote(template) else path
+
+
+def expand(patterns: list[str]) -> list[str]:
+    """Sorted files named by paths, folders (recursively) and globs; missing ones are errors."""
+    found: set[str] = set()
+    for pattern in patterns:
+        fs, path = filesystem(pattern)
+        if any(ch in path for ch in "*?["):
+            base = path[: min(path.find(ch) for ch in "*?[" if ch in path)].rsplit("/", 1)[0]
+            infos = _list(fs, base or "/", pattern)
+            found.update(_as_uri(pattern, i.path) for i in infos if fnmatch.fnmatch(i.path, path))
+            continue
+        info = _info(fs, path, pattern)
+        if info.type == pafs.FileType.Directory:
+            found.update(_as_uri(pattern, i.path) for i in _list(fs, path, pattern))
+        elif info.type == pafs.FileType.File:
+            found.add(_as_uri(pattern, path))
+        else:
+            raise StorageError(f"input not found: {pattern}")
+    return sorted(found)
+
+
+def _info(fs: pafs.FileSystem, path: str, uri: str) -> pafs.FileInfo:
+    try:
+        return fs.get_file_info(path)
+    except OSError as error:
+        raise StorageError(f"cannot reach {uri}: {error}") from None
+
+
+def _list(fs: pafs.FileSystem, base: str, uri: str) -> list[pafs.FileInfo]:
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+    except OSError as error:
+        raise StorageError(f"cannot list {uri}: {error}") from None
+    hidden = ("/_", "/.")
+    return [
+        i
+        for i in infos
+        if i.type == pafs.FileType.File and not any(h in i.path[len(base) :] for h in hidden)
+    ]
+
+
+def size(uri: str) -> int:
+    fs, path = filesystem(uri)
+    return _info(fs, path, uri).size or 0
+
+
+def exists(uri: str) -> bool:
+    fs, path = filesystem(uri)
+    return _info(fs, path, uri).type != pafs.FileType.NotFound
+
+
+def read_bytes(uri: str) -> bytes:
+    fs, path = filesystem(uri)
+    with fs.open_input_stream(path, compression=None) as stream:
+        return stream.read()
+
+
+def write_atomic(uri: str, data: bytes) -> None:
+    """Publish `data` at `uri` so that a reader sees all of it or nothing."""
+    fs, path = filesystem(uri)
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    if is_remote(uri):
+        with fs.open_output_stream(path) as out:
+            out.write(data)
+        return
+    temporary = f"{path}.{uuid.uuid4().hex}.tmp"
+    with open(temporary, "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, path)
+
+
+def remove_tree(uri: str) -> None:
+    fs, path = filesystem(uri)
+    if _info(fs, path, uri).type == pafs.FileType.Directory:
+        fs.delete_dir(path)
+
+
+def make_dirs(uri: str) -> None:
+    fs, path = filesystem(uri)
+    try:
+        fs.create_dir(path, recursive=True)
+    except OSError as error:
+        raise StorageError(f"cannot write to {uri}: {error}") from None

@@ -1,0 +1,33 @@
+"""Joining or starting Ray, quietly: users see progress bars and the summary, not logs."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import ray
+from ray.data import DataContext
+
+from raypipe.config import RayConfig
+
+
+def connect(cfg: RayConfig) -> None:
+    """Join the configured cluster (or RAY_ADDRESS), else start a local Ray."""
+    if ray.is_initialized():
+        return
+    address = cfg.address or os.environ.get("RAY_ADDRESS")
+    quiet = {"logging_level": logging.WARNING, "log_to_driver": True}
+    if address:
+        ray.init(address=address, **quiet)
+    else:
+        # address="local" always starts a fresh instance, whatever a stale
+        # /tmp/ray/ray_current_cluster says.
+        ray.init(address="local", num_cpus=cfg.num_cpus, include_dashboard=False, **quiet)
+    context = DataContext.get_current()
+    context.enable_progress_bars = True
+    context.print_on_execution_start = False
+    context.enable_auto_log_stats = False
+
+
+def cluster_cpus() -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -1,0 +1,45 @@
+"""Documents to token ids, EOS appended: batched through HF tokenizers' Rust encoder."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from raypipe.tokenizer import load_tokenizer
+
+
+def token_lists(ids: list[list[int]], eos_id: int, dtype: str) -> pa.ListArray:
+    """One Arrow list of token ids per document, each ending with EOS."""
+    lengths = np.fromiter(map(len, ids), np.int64, len(ids)) + 1
+    offsets = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = np.empty(int(offsets[-1]), dtype)
+    values[offsets[1:] - 1] = eos_id
+    body = np.ones(len(values), bool)
+    body[offsets[1:] - 1] = False
+    values[body] = np.fromiter(itertools.chain.from_iterable(ids), dtype, int(body.sum()))
+    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))
+
+
+class Tokenize:
+    """Adds `tokens` (ids + EOS), `n_tokens` and `chars`; drops the text it encoded."""
+
+    name = "tokenize"
+
+    def __init__(self, spec: str, eos_token: str | None):
+        self.loaded = load_tokenizer(spec, eos_token)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        texts = batch["text"].to_pylist()
+        encoded = self.loaded.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+        tokens = token_lists([e.ids for e in encoded], self.loaded.eos_id, self.loaded.dtype)
+        chars = pc.utf8_length(batch["text"])
+        batch = batch.drop_columns(["text"])
+        return (
+            batch.append_column("tokens", tokens)
+            .append_column("n_tokens", pc.list_value_length(tokens))
+            .append_column("chars", chars)
+        )

