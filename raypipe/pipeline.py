@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import ray.data
 from ray.data import ActorPoolStrategy
 
@@ -40,6 +41,9 @@ from raypipe.tokenizer import load_tokenizer
 from raypipe.workers import DocumentSource, StageChain
 
 CHARS_PER_TOKEN = 4  # to size shards before tokenizing
+LEDGER = pa.schema(
+    [(name, pa.string()) for name in ("id", "source", "stage", "reason", "duplicate_of")]
+)
 INTERNAL_COLUMNS = ["uid", "stage", "reason", "text_hash", "rank", "chars"]
 
 
@@ -213,6 +217,8 @@ class Pipeline:
             drops = ray.data.read_parquet(storage.join(dedup_dir, "drops"))
             rejects = rejects.union(drops.map_batches(_as_ledger, batch_format="pyarrow"))
         rejects.write_parquet(target)
+        if not storage.exists(target):  # nothing rejected: the ledger exists, empty
+            storage.write_atomic(storage.join(target, "empty.parquet"), _parquet_bytes(LEDGER))
 
     def _committed_run(self, run_fp: str) -> dict | None:
         manifest_uri = storage.join(self.cfg.output.path, "manifest.json")
@@ -276,6 +282,12 @@ class Pipeline:
 
 
 # -- small pure batch functions the plan maps over -------------------------------------
+def _parquet_bytes(schema: pa.Schema) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(schema.empty_table(), sink)
+    return sink.getvalue().to_pybytes()
+
+
 def _tally_columns(clean_dir: str) -> list[str]:
     schema = ray.data.read_parquet(clean_dir).schema()
     return ["stage", "reason", "chars", *(n for n in schema.names if n.startswith("pii_"))]
