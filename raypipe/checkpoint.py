@@ -11,7 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from raypipe import __version__
+from raypipe.accounting import tally_block
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
 
@@ -48,3 +52,17 @@ def committed(folder: str) -> dict | None:
 
 def commit(folder: str, info: dict) -> None:
     storage.write_atomic(storage.join(folder, MARKER), json.dumps(info).encode())
+
+
+def write_part(batch: pa.Table, folder: str) -> pa.Table:
+    """Publish one checkpoint file of cleaned documents; return its tally.
+
+    The name comes from the first document, so a retried task rewrites the same file
+    instead of adding a second copy.
+    """
+    sink = pa.BufferOutputStream()
+    pq.write_table(batch, sink, compression="zstd")
+    first = int(batch["uid"][0].as_py()) if batch.num_rows else 0
+    name = f"part-{first:020d}-{batch.num_rows}.parquet"
+    storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
+    return tally_block(batch)

@@ -122,3 +122,11 @@ def preview(
             status = f"[red]{row['reason']}[/]" if row["reason"] else "[green]kept[/]"
             table.add_row(row["id"], status, _snippet(row["text"], width))
         Console().print(table)
+
+
+@app.command()
+def options() -> None:
+    """Print every config option with its default, bounds and meaning (Markdown)."""
+    from raypipe.config import reference_table
+
+    print(reference_table())

@@ -6,6 +6,7 @@ out-of-range values are errors that name the key. `--set a.b=value` overrides an
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -194,3 +195,41 @@ def load_config(
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"config {path} must be a mapping of sections")
     return build_config(data or {}, overrides)
+
+
+def _bounds(field) -> str:
+    parts = []
+    for item in field.metadata:
+        for name, symbol in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            if getattr(item, name, None) is not None:
+                parts.append(f"{symbol} {getattr(item, name):,}")
+        if getattr(item, "min_length", None):
+            parts.append(f"at least {item.min_length} item(s)")
+    choices = getattr(field.annotation, "__args__", ())
+    if choices and all(isinstance(c, str) for c in choices):
+        parts.append(" \\| ".join(choices))
+    return ", ".join(parts)
+
+
+def reference_rows(model: type[BaseModel] = PipelineConfig, prefix: str = "") -> list[str]:
+    """Markdown rows `| key | default | bounds | meaning |` for every option."""
+    rows = []
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            rows.extend(reference_rows(annotation, f"{key}."))
+            continue
+        default = (
+            "required" if field.is_required() else field.get_default(call_default_factory=True)
+        )
+        default_text = "required" if default == "required" else f"`{json.dumps(default)}`"
+        meaning = field.description or ("Turn this on or off" if name == "enabled" else "")
+        meaning = meaning.replace("|", "\\|")
+        rows.append(f"| `{key}` | {default_text} | {_bounds(field)} | {meaning} |")
+    return rows
+
+
+def reference_table() -> str:
+    header = "| key | default | bounds | meaning |\n|---|---|---|---|"
+    return "\n".join([header, *reference_rows()])

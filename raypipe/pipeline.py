@@ -23,8 +23,9 @@ import ray.data
 from ray.data import ActorPoolStrategy
 
 from raypipe import checkpoint
-from raypipe.accounting import merge_tallies, tally_block
+from raypipe.accounting import merge_tallies
 from raypipe.batch import alive
+from raypipe.checkpoint import write_part
 from raypipe.config import ConfigError, PipelineConfig, load_config
 from raypipe.dedup.exact import DedupKeys, exact_duplicates, hash_words
 from raypipe.io import storage
@@ -41,6 +42,7 @@ from raypipe.tokenizer import load_tokenizer
 from raypipe.workers import DocumentSource, StageChain
 
 CHARS_PER_TOKEN = 4  # to size shards before tokenizing
+PART_DOCS = 4096  # documents per checkpoint file
 LEDGER = pa.schema(
     [(name, pa.string()) for name in ("id", "source", "stage", "reason", "duplicate_of")]
 )
@@ -133,10 +135,14 @@ class Pipeline:
             batch_size=cfg.ray.batch_docs,
             batch_format="pyarrow",
         )
-        docs.write_parquet(clean_dir)
-        tallies = ray.data.read_parquet(clean_dir, columns=_tally_columns(clean_dir))
-        rows = tallies.map_batches(tally_block, batch_format="pyarrow", batch_size=None)
-        checkpoint.commit(clean_dir, merge_tallies([r["tally"] for r in rows.take_all()]))
+        # Each part is published by the task that cleaned it, which returns only its tally.
+        tallies = docs.map_batches(
+            write_part,
+            fn_kwargs={"folder": clean_dir},
+            batch_size=PART_DOCS,
+            batch_format="pyarrow",
+        )
+        checkpoint.commit(clean_dir, merge_tallies([r["tally"] for r in tallies.take_all()]))
 
     # -- phase 2 ---------------------------------------------------------------------
     def _deduplicate(self, clean_dir: str, dedup_dir: str) -> None:
@@ -286,11 +292,6 @@ def _parquet_bytes(schema: pa.Schema) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(schema.empty_table(), sink)
     return sink.getvalue().to_pybytes()
-
-
-def _tally_columns(clean_dir: str) -> list[str]:
-    schema = ray.data.read_parquet(clean_dir).schema()
-    return ["stage", "reason", "chars", *(n for n in schema.names if n.startswith("pii_"))]
 
 
 def _alive_rows(batch: pa.Table) -> pa.Table:

@@ -16,6 +16,10 @@ def connect(cfg: RayConfig) -> None:
     if ray.is_initialized():
         return
     address = cfg.address or os.environ.get("RAY_ADDRESS")
+    # The local default keeps Ray's token authentication; its notice is not news here.
+    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(
+        logging.ERROR
+    )
     quiet = {"logging_level": logging.WARNING, "log_to_driver": True}
     if address:
         ray.init(address=address, **quiet)
@@ -23,6 +27,10 @@ def connect(cfg: RayConfig) -> None:
         # address="local" always starts a fresh instance, whatever a stale
         # /tmp/ray/ray_current_cluster says.
         ray.init(address="local", num_cpus=cfg.num_cpus, include_dashboard=False, **quiet)
+    if not os.isatty(2):
+        # Without a terminal Ray Data logs its progress bars as INFO lines: keep job logs
+        # readable (phases and the summary still print).
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
     context = DataContext.get_current()
     context.enable_progress_bars = True
     context.print_on_execution_start = False

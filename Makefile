@@ -1,0 +1,36 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_OUT ?= out/demo
+
+.PHONY: demo test install lint bench-quick clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+## Run the main job end to end on the bundled sample corpus (local Ray, local output).
+demo: install
+	$(BIN)/raypipe run examples/demo.yaml --set output.path=$(DEMO_OUT)
+
+## Install and run the test suite.
+test: install
+	$(BIN)/ruff check raypipe tests bench jobs
+	$(BIN)/pytest -q
+
+lint: install
+	$(BIN)/ruff check raypipe tests bench jobs
+	$(BIN)/ruff format --check raypipe tests bench jobs
+
+bench-quick: install
+	$(BIN)/python -m bench run --quick
+
+clean:
+	rm -rf out $(VENV)
