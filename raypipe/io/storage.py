@@ -61,7 +61,10 @@ def expand(patterns: list[str]) -> list[str]:
         if any(ch in path for ch in "*?["):
             base = path[: min(path.find(ch) for ch in "*?[" if ch in path)].rsplit("/", 1)[0]
             infos = _list(fs, base or "/", pattern)
-            found.update(_as_uri(pattern, i.path) for i in infos if fnmatch.fnmatch(i.path, path))
+            matches = [_as_uri(pattern, i.path) for i in infos if fnmatch.fnmatch(i.path, path)]
+            if not matches:
+                raise StorageError(f"input matches no file: {pattern}")
+            found.update(matches)
             continue
         info = _info(fs, path, pattern)
         if info.type == pafs.FileType.Directory:
@@ -70,6 +73,8 @@ def expand(patterns: list[str]) -> list[str]:
             found.add(_as_uri(pattern, path))
         else:
             raise StorageError(f"input not found: {pattern}")
+    if not found:
+        raise StorageError(f"no input files under {', '.join(patterns)}")
     return sorted(found)
 
 

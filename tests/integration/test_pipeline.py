@@ -37,15 +37,20 @@ def inputs(corpus) -> list[dict]:
 
 
 def assert_accounted(manifest, out):
-    assert manifest["documents_in"] == manifest["documents_out"] + sum(manifest["rejected"].values())
+    assert manifest["documents_in"] == manifest["documents_out"] + sum(
+        manifest["rejected"].values()
+    )
     ledger = pq.read_table(out / "rejects")
     assert ledger.num_rows == sum(manifest["rejected"].values())
     assert Counter(ledger["reason"].to_pylist()) == Counter(manifest["rejected"])
 
 
 def test_round_trip_without_cleaning(local_ray, mini_corpus, tmp_path):
-    manifest = run(mini_corpus, tmp_path, **{"normalize.enabled": False, "quality.enabled": False,
-                                             "dedup.exact.enabled": False})
+    manifest = run(
+        mini_corpus,
+        tmp_path,
+        **{"normalize.enabled": False, "quality.enabled": False, "dedup.exact.enabled": False},
+    )
     assert Counter(decoded_documents(tmp_path)) == Counter(r["text"] for r in inputs(mini_corpus))
     assert manifest["documents_out"] == manifest["documents_in"] == len(inputs(mini_corpus))
     assert len(manifest["shards"]) > 1
@@ -53,8 +58,9 @@ def test_round_trip_without_cleaning(local_ray, mini_corpus, tmp_path):
     assert_accounted(manifest, tmp_path)
 
 
-def test_cleaning_keeps_each_document_once_and_accounts_for_the_rest(local_ray, mini_corpus,
-                                                                     tmp_path):
+def test_cleaning_keeps_each_document_once_and_accounts_for_the_rest(
+    local_ray, mini_corpus, tmp_path
+):
     manifest = run(mini_corpus, tmp_path)
     assert manifest["rejected"]["exact_duplicate"] == 1
     assert manifest["rejected_by_stage"]["quality"] > 0
@@ -63,7 +69,9 @@ def test_cleaning_keeps_each_document_once_and_accounts_for_the_rest(local_ray, 
     assert_accounted(manifest, tmp_path)
     ledger = pq.read_table(tmp_path / "rejects").to_pylist()
     duplicate = next(r for r in ledger if r["reason"] == "exact_duplicate")
-    assert duplicate["id"].endswith("-copy") and duplicate["duplicate_of"] + "-copy" == duplicate["id"]
+    assert (
+        duplicate["id"].endswith("-copy") and duplicate["duplicate_of"] + "-copy" == duplicate["id"]
+    )
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["tokens"] == manifest["tokens"]
     assert 0.5 < report["sequence_utilization"] <= 1.0

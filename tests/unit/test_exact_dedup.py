@@ -7,19 +7,23 @@ from raypipe.dedup.exact import content_hash, exact_duplicates
 def group(texts, ranks=None, uids=None):
     n = len(texts)
     uids = uids if uids is not None else list(range(n))
-    return pa.table({
-        "uid": pa.array(uids, pa.int64()),
-        "id": [f"doc{u}" for u in uids],
-        "source": ["s"] * n,
-        "text_hash": content_hash(texts),
-        "rank": pa.array(ranks or [0] * n, pa.int64()),
-    })
+    return pa.table(
+        {
+            "uid": pa.array(uids, pa.int64()),
+            "id": [f"doc{u}" for u in uids],
+            "source": ["s"] * n,
+            "text_hash": content_hash(texts),
+            "rank": pa.array(ranks or [0] * n, pa.int64()),
+        }
+    )
 
 
 def test_first_copy_in_input_order_is_kept():
     drops = exact_duplicates(group(["a", "b", "a", "a", "c"], uids=[9, 1, 4, 7, 2]))
-    assert sorted(zip(drops["id"].to_pylist(), drops["duplicate_of"].to_pylist())) == [
-        ("doc7", "doc4"), ("doc9", "doc4")]
+    assert sorted(zip(drops["id"].to_pylist(), drops["duplicate_of"].to_pylist(), strict=True)) == [
+        ("doc7", "doc4"),
+        ("doc9", "doc4"),
+    ]
 
 
 def test_rank_beats_input_order():
@@ -41,4 +45,5 @@ def test_keeper_does_not_depend_on_row_order():
 def test_sliced_batches_hash_correctly():
     table = group(["a", "b", "a", "b"])
     assert exact_duplicates(table.slice(1)).to_pylist() == [
-        {"uid": 3, "id": "doc3", "source": "s", "duplicate_of": "doc1"}]
+        {"uid": 3, "id": "doc3", "source": "s", "duplicate_of": "doc1"}
+    ]

@@ -52,8 +52,15 @@ def test_bad_lines_become_rejects(tmp_path):
     )
     table = read(path, id_field="id")
     assert reasons(table) == [
-        None, "malformed_json", "invalid_utf8", "not_an_object", None, "bad_id",
-        "missing_text", "text_not_string", "missing_id",
+        None,
+        "malformed_json",
+        "invalid_utf8",
+        "not_an_object",
+        None,
+        "bad_id",
+        "missing_text",
+        "text_not_string",
+        "missing_id",
     ]
     assert table["id"][4].as_py() == "7"
     assert table.filter(pa.compute.is_valid(table["reason"]))["text"].to_pylist() == [""] * 7
@@ -64,8 +71,11 @@ def test_file_level_rejects(tmp_path):
     empty.write_bytes(b"")
     binary = tmp_path / "blob.jsonl"
     binary.write_bytes(bytes(range(256)) * 40)
-    for path, reason in [(empty, "empty_file"), (binary, "binary_file"),
-                         (tmp_path / "missing.jsonl", "unreadable_file")]:
+    for path, reason in [
+        (empty, "empty_file"),
+        (binary, "binary_file"),
+        (tmp_path / "missing.jsonl", "unreadable_file"),
+    ]:
         table = read(path)
         assert reasons(table) == [reason]
         assert table["id"].to_pylist() == [str(path)]
@@ -85,7 +95,9 @@ def test_truncated_zstd_keeps_rows_before_the_break(tmp_path):
 
 def test_gigantic_line_is_skipped_not_held(tmp_path):
     path = tmp_path / "big.jsonl"
-    path.write_text(json.dumps({"text": "x" * 3_000_000}) + "\n" + json.dumps({"text": "ok"}) + "\n")
+    path.write_text(
+        json.dumps({"text": "x" * 3_000_000}) + "\n" + json.dumps({"text": "ok"}) + "\n"
+    )
     table = read(path, max_doc_bytes=1_000_000)
     assert reasons(table) == ["too_large", None]
     assert table["text"].to_pylist() == ["", "ok"]

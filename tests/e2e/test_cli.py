@@ -1,0 +1,74 @@
+"""The `raypipe` command as a user runs it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RAYPIPE = [str(Path(sys.executable).with_name("raypipe"))]
+
+
+def raypipe(*args, cwd=None):
+    env = {**os.environ, "RAY_ADDRESS": ""}
+    return subprocess.run(
+        [*RAYPIPE, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
+    )
+
+
+def write_config(tmp_path, corpus, **extra):
+    config = {
+        "input": {"paths": [str(corpus)], "id_field": "id"},
+        "output": {"path": str(tmp_path / "out"), "shard_tokens": 5000},
+        **extra,
+    }
+    path = tmp_path / "job.yaml"
+    path.write_text(json.dumps(config))  # JSON is YAML
+    return path
+
+
+@pytest.mark.ray
+def test_run_prints_summary_and_paths(tmp_path, mini_corpus):
+    done = raypipe(
+        "run",
+        str(write_config(tmp_path, mini_corpus)),
+        "--set",
+        "pack.seq_len=512",
+        "--set",
+        "ray.num_cpus=2",
+    )
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    assert f"manifest: {out}/manifest.json" in done.stdout
+    assert f"shards:   {out}/shards/" in done.stdout
+    assert "documents in" in done.stderr and "exact_duplicate" in done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["seq_len"] == 512
+    again = raypipe("run", str(write_config(tmp_path, mini_corpus)), "--set", "pack.seq_len=512")
+    assert again.returncode == 0 and "already committed" in again.stderr
+
+
+def test_bad_config_is_one_clear_line(tmp_path, mini_corpus):
+    config = write_config(tmp_path, mini_corpus, pack={"seq_len": -1, "strategy_x": 1})
+    done = raypipe("run", str(config))
+    assert done.returncode == 2
+    assert "pack.seq_len: Input should be greater than or equal to 8" in done.stderr
+    assert "pack.strategy_x: unknown key" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_input_is_one_clear_line(tmp_path):
+    config = tmp_path / "job.yaml"
+    config.write_text("input: {paths: [/nonexistent/*.jsonl]}\n")
+    done = raypipe("run", str(config))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_preview_shows_each_stage(tmp_path, mini_corpus):
+    done = raypipe("preview", str(write_config(tmp_path, mini_corpus)), "-n", "2")
+    assert done.returncode == 0, done.stderr
+    for stage in ("after read", "after normalize", "after quality"):
+        assert stage in done.stdout

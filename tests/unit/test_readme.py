@@ -1,0 +1,17 @@
+"""The README's reference table is the config model's, option for option."""
+
+import re
+from pathlib import Path
+
+from raypipe.config import reference_table
+
+README = Path(__file__).parents[2] / "README.md"
+SECTION = re.compile(r"<!-- reference:start -->\n(.*?)\n<!-- reference:end -->", re.S)
+
+
+def test_reference_table_is_current():
+    match = SECTION.search(README.read_text())
+    assert match, "README lacks the reference markers"
+    assert match.group(1) == reference_table(), (
+        "README reference table is stale: run `python scripts/update_readme.py`"
+    )
