@@ -106,6 +106,15 @@ class PackConfig(Section):
     seq_len: int = Field(2048, ge=8, le=1 << 20, description="Tokens per packed sequence")
 
 
+class StorageConfig(Section):
+    endpoint: str | None = Field(
+        None,
+        description="S3-compatible endpoint URL (also AWS_ENDPOINT_URL); credentials come only "
+        "from the standard AWS environment or instance role",
+    )
+    region: str | None = Field(None, description="S3 region (also AWS_REGION)")
+
+
 class RayConfig(Section):
     address: str | None = Field(
         None, description="Ray cluster to join (also RAY_ADDRESS); unset = start a local Ray"
@@ -132,6 +141,7 @@ class PipelineConfig(Section):
     dedup: DedupConfig = DedupConfig()
     tokenize: TokenizeConfig = TokenizeConfig()
     pack: PackConfig = PackConfig()
+    storage: StorageConfig = StorageConfig()
     ray: RayConfig = RayConfig()
 
     @field_validator("tokenizer")

@@ -31,7 +31,7 @@ from raypipe.dedup.exact import DedupKeys, exact_duplicates, hash_words
 from raypipe.io import storage
 from raypipe.io.readers import read_file
 from raypipe.report.stats import dataset_report
-from raypipe.runtime import cluster_cpus, connect
+from raypipe.runtime import cluster_cpus, connect, use_storage
 from raypipe.shards import committed_entries, pack_and_write
 from raypipe.shuffle import order_key, shard_of
 from raypipe.stages import Stage
@@ -72,6 +72,7 @@ class Pipeline:
 
     def preview(self, n: int = 3) -> list[tuple[str, pa.Table]]:
         """The first `n` documents after each stage, computed here without Ray."""
+        use_storage(self.cfg.storage)
         uri = storage.expand(self.cfg.input.paths)[0]
         batch = next(read_file(uri, 0, self.cfg.input, n), None)
         if batch is None:
@@ -85,13 +86,14 @@ class Pipeline:
     def run(self) -> dict:
         cfg, out = self.cfg, self.cfg.output.path
         started = time.time()
+        use_storage(cfg.storage)
         files = [(uri, storage.size(uri)) for uri in storage.expand(cfg.input.paths)]
         clean_fp, run_fp = checkpoint.fingerprints(cfg, files)
         if (done := self._committed_run(run_fp)) is not None:
             self.log(f"already committed: {storage.join(out, 'manifest.json')}")
             return done
         storage.make_dirs(out)
-        connect(cfg.ray)
+        connect(cfg.ray, cfg.storage)
         timings = {}
 
         clean_dir = checkpoint.phase_dir(out, "clean", clean_fp)

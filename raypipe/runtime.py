@@ -8,11 +8,25 @@ import os
 import ray
 from ray.data import DataContext
 
-from raypipe.config import RayConfig
+from raypipe.config import RayConfig, StorageConfig
 
 
-def connect(cfg: RayConfig) -> None:
-    """Join the configured cluster (or RAY_ADDRESS), else start a local Ray."""
+def use_storage(cfg: StorageConfig) -> dict[str, str]:
+    """Apply the configured storage settings to this process as AWS environment variables."""
+    settings = {"AWS_ENDPOINT_URL": cfg.endpoint, "AWS_REGION": cfg.region}
+    env = {name: value for name, value in settings.items() if value}
+    os.environ.update(env)
+    return env
+
+
+def connect(cfg: RayConfig, storage: StorageConfig) -> None:
+    """Join the configured cluster (or RAY_ADDRESS), else start a local Ray.
+
+    Storage settings reach the workers through the job's environment (a local Ray
+    inherits this process's); credentials are never forwarded: workers take them from
+    their own environment or instance role.
+    """
+    env = use_storage(storage)
     if ray.is_initialized():
         return
     address = cfg.address or os.environ.get("RAY_ADDRESS")
@@ -22,7 +36,7 @@ def connect(cfg: RayConfig) -> None:
     )
     quiet = {"logging_level": logging.WARNING, "log_to_driver": True}
     if address:
-        ray.init(address=address, **quiet)
+        ray.init(address=address, runtime_env={"env_vars": env} if env else None, **quiet)
     else:
         # address="local" always starts a fresh instance, whatever a stale
         # /tmp/ray/ray_current_cluster says.

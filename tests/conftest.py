@@ -1,16 +1,65 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+BUCKET = "raypipe-test"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
-def local_ray():
+def s3_server():
+    """A real S3-protocol server (moto) on 127.0.0.1, with one bucket.
+
+    Its address and throwaway credentials go into this process's environment before
+    Ray starts, so Ray's workers inherit them like a user's job would.
+    """
+    port = _free_port()
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.environ.update(
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+        AWS_ACCESS_KEY_ID="raypipe-test-key",
+        AWS_SECRET_ACCESS_KEY="raypipe-test-secret",
+        AWS_REGION="us-east-1",
+    )
+    import pyarrow.fs as pafs
+
+    fs = pafs.S3FileSystem(
+        endpoint_override=f"127.0.0.1:{port}", scheme="http", allow_bucket_creation=True
+    )
+    deadline = time.time() + 30
+    while True:
+        try:
+            fs.create_dir(BUCKET)
+            break
+        except OSError:
+            if time.time() > deadline:
+                server.kill()
+                raise
+            time.sleep(0.2)
+    yield f"s3://{BUCKET}"
+    server.kill()
+    server.wait()
+
+
+@pytest.fixture(scope="session")
+def local_ray(s3_server):
     """One real local Ray for the whole session (2 CPUs, no dashboard)."""
     import ray
 
@@ -19,6 +68,11 @@ def local_ray():
     ray.shutdown()
 
 
-@pytest.fixture
-def mini_corpus() -> Path:
+@pytest.fixture(scope="session")
+def mini_corpus_path() -> Path:
     return FIXTURES / "mini.jsonl"
+
+
+@pytest.fixture
+def mini_corpus(mini_corpus_path) -> Path:
+    return mini_corpus_path

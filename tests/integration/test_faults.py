@@ -1,0 +1,54 @@
+"""Killing Ray workers mid-run does not change the output."""
+
+import threading
+import time
+
+import pytest
+
+from raypipe.config import build_config
+from raypipe.pipeline import Pipeline
+from tests.faults import kill, repeated_corpus, worker_pids
+
+pytestmark = pytest.mark.ray
+
+
+def config(corpus, out):
+    return build_config(
+        {"input": {"paths": [str(corpus)], "id_field": "id"}, "output": {"path": str(out)}},
+        {
+            "output.shard_tokens": 20_000,
+            "pack.seq_len": 512,
+            "ray.batch_docs": 32,
+            "tokenize.batch_size": 32,
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def corpus_and_reference(local_ray, tmp_path_factory, mini_corpus_path):
+    base = tmp_path_factory.mktemp("faults")
+    corpus = repeated_corpus(mini_corpus_path, base / "corpus.jsonl", copies=12)
+    reference = Pipeline(config(corpus, base / "reference"), log=lambda _: None).run()
+    return corpus, reference
+
+
+@pytest.mark.parametrize("victim", ["StageChain", "Tokenize"])
+def test_killing_an_actor_mid_run_changes_nothing(corpus_and_reference, tmp_path, victim):
+    corpus, reference = corpus_and_reference
+    result = {}
+    runner = threading.Thread(
+        target=lambda: result.update(Pipeline(config(corpus, tmp_path), log=lambda _: None).run())
+    )
+    runner.start()
+    killed = []
+    deadline = time.time() + 120
+    while not killed and runner.is_alive() and time.time() < deadline:
+        killed = worker_pids(f"{victim})")
+        time.sleep(0.05)
+    time.sleep(0.3)  # let it take some batches first
+    kill(killed)
+    runner.join(timeout=600)
+    assert killed, f"no {victim} actor was ever seen"
+    assert [s["sha256"] for s in result["shards"]] == [s["sha256"] for s in reference["shards"]]
+    assert result["rejected"] == reference["rejected"]
+    assert result["documents_out"] == reference["documents_out"]
