@@ -73,7 +73,7 @@ class Pipeline:
     def preview(self, n: int = 3) -> list[tuple[str, pa.Table]]:
         """The first `n` documents after each stage, computed here without Ray."""
         use_storage(self.cfg.storage)
-        uri = storage.expand(self.cfg.input.paths)[0]
+        uri, _ = storage.expand(self.cfg.input.paths)[0]
         batch = next(read_file(uri, 0, self.cfg.input, n), None)
         if batch is None:
             return []
@@ -87,7 +87,7 @@ class Pipeline:
         cfg, out = self.cfg, self.cfg.output.path
         started = time.time()
         use_storage(cfg.storage)
-        files = [(uri, storage.size(uri)) for uri in storage.expand(cfg.input.paths)]
+        files = storage.expand(cfg.input.paths)
         clean_fp, run_fp = checkpoint.fingerprints(cfg, files)
         if (done := self._committed_run(run_fp)) is not None:
             self.log(f"already committed: {storage.join(out, 'manifest.json')}")

@@ -16,6 +16,8 @@ from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
 
+PREFLIGHT_ATTEMPTS = 2
+
 
 class StorageError(RuntimeError):
     """Storage that cannot be reached or read: stops a run with one clear message."""
@@ -25,12 +27,12 @@ def is_remote(uri: str) -> bool:
     return uri.startswith("s3://")
 
 
-def _s3() -> pafs.S3FileSystem:
+def _s3(attempts: int) -> pafs.S3FileSystem:
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     options: dict = {
         "region": os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"),
         # Throttling (SlowDown) and transient errors are retried with backoff.
-        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=10),
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=attempts),
     }
     if endpoint:
         parsed = urlparse(endpoint if "://" in endpoint else f"https://{endpoint}")
@@ -38,10 +40,14 @@ def _s3() -> pafs.S3FileSystem:
     return pafs.S3FileSystem(**{k: v for k, v in options.items() if v is not None})
 
 
-def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    """The filesystem holding `uri` and the path of `uri` inside it."""
+def filesystem(uri: str, attempts: int = 10) -> tuple[pafs.FileSystem, str]:
+    """The filesystem holding `uri` and the path of `uri` inside it.
+
+    Work inside a run retries patiently (throttling passes); the checks before a run
+    starts use few attempts, so that unreachable storage is reported in seconds.
+    """
     if is_remote(uri):
-        return _s3(), uri[len("s3://") :].rstrip("/")
+        return _s3(attempts), uri[len("s3://") :].rstrip("/")
     return pafs.LocalFileSystem(), os.path.abspath(uri)
 
 
@@ -53,29 +59,31 @@ def _as_uri(template: str, path: str) -> str:
     return f"s3://{path}" if is_remote(template) else path
 
 
-def expand(patterns: list[str]) -> list[str]:
-    """Sorted files named by paths, folders (recursively) and globs; missing ones are errors."""
-    found: set[str] = set()
+def expand(patterns: list[str]) -> list[tuple[str, int]]:
+    """Sorted (uri, size) of the files named by paths, folders (recursively) and globs.
+
+    A pattern that names nothing is an error: a typo must not become an empty run.
+    """
+    found: dict[str, int] = {}
     for pattern in patterns:
-        fs, path = filesystem(pattern)
+        fs, path = filesystem(pattern, attempts=PREFLIGHT_ATTEMPTS)
         if any(ch in path for ch in "*?["):
             base = path[: min(path.find(ch) for ch in "*?[" if ch in path)].rsplit("/", 1)[0]
-            infos = _list(fs, base or "/", pattern)
-            matches = [_as_uri(pattern, i.path) for i in infos if fnmatch.fnmatch(i.path, path)]
-            if not matches:
+            infos = [i for i in _list(fs, base or "/", pattern) if fnmatch.fnmatch(i.path, path)]
+            if not infos:
                 raise StorageError(f"input matches no file: {pattern}")
-            found.update(matches)
-            continue
-        info = _info(fs, path, pattern)
-        if info.type == pafs.FileType.Directory:
-            found.update(_as_uri(pattern, i.path) for i in _list(fs, path, pattern))
-        elif info.type == pafs.FileType.File:
-            found.add(_as_uri(pattern, path))
         else:
-            raise StorageError(f"input not found: {pattern}")
+            info = _info(fs, path, pattern)
+            if info.type == pafs.FileType.Directory:
+                infos = _list(fs, path, pattern)
+            elif info.type == pafs.FileType.File:
+                infos = [info]
+            else:
+                raise StorageError(f"input not found: {pattern}")
+        found.update((_as_uri(pattern, i.path), i.size or 0) for i in infos)
     if not found:
         raise StorageError(f"no input files under {', '.join(patterns)}")
-    return sorted(found)
+    return sorted(found.items())
 
 
 def _info(fs: pafs.FileSystem, path: str, uri: str) -> pafs.FileInfo:
@@ -96,11 +104,6 @@ def _list(fs: pafs.FileSystem, base: str, uri: str) -> list[pafs.FileInfo]:
         for i in infos
         if i.type == pafs.FileType.File and not any(h in i.path[len(base) :] for h in hidden)
     ]
-
-
-def size(uri: str) -> int:
-    fs, path = filesystem(uri)
-    return _info(fs, path, uri).size or 0
 
 
 def exists(uri: str) -> bool:
@@ -137,7 +140,7 @@ def remove_tree(uri: str) -> None:
 
 
 def make_dirs(uri: str) -> None:
-    fs, path = filesystem(uri)
+    fs, path = filesystem(uri, attempts=PREFLIGHT_ATTEMPTS)
     try:
         fs.create_dir(path, recursive=True)
     except OSError as error:

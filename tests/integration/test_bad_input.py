@@ -23,30 +23,43 @@ def lines(*rows) -> bytes:
 def test_every_bad_input_kind_is_a_reject(local_ray, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    (corpus / "a_mixed.jsonl").write_bytes(lines(
-        {"id": "good-1", "text": GOOD},
-        b'{"id": "broken", "text": ',
-        b'{"id": "latin1", "text": "caf\xe9"}',
-        {"id": "no-text"},
-        {"id": ["not", "a", "string"], "text": GOOD},
-        {"id": 12, "text": GOOD + " twelve"},
-    ))
+    (corpus / "a_mixed.jsonl").write_bytes(
+        lines(
+            {"id": "good-1", "text": GOOD},
+            b'{"id": "broken", "text": ',
+            b'{"id": "latin1", "text": "caf\xe9"}',
+            {"id": "no-text"},
+            {"id": ["not", "a", "string"], "text": GOOD},
+            {"id": 12, "text": GOOD + " twelve"},
+        )
+    )
     (corpus / "b_empty.jsonl").write_bytes(b"")
     (corpus / "c_binary.jsonl").write_bytes(bytes(range(256)) * 64)
     whole = lines(*({"id": f"gz-{i}", "text": f"{GOOD} {i}"} for i in range(400)))
     gz, zst = gzip.compress(whole), zstandard.ZstdCompressor().compress(whole)
     (corpus / "d_cut.jsonl.gz").write_bytes(gz[: len(gz) // 2])
     (corpus / "e_cut.jsonl.zst").write_bytes(zst[: len(zst) // 2])
-    (corpus / "f_huge.jsonl").write_bytes(lines({"id": "huge", "text": "x" * 50_000_000},
-                                                {"id": "after-huge", "text": GOOD + " after"}))
+    (corpus / "f_huge.jsonl").write_bytes(
+        lines(
+            {"id": "huge", "text": "x" * 50_000_000}, {"id": "after-huge", "text": GOOD + " after"}
+        )
+    )
     out = tmp_path / "out"
-    cfg = build_config({"input": {"paths": [str(corpus)], "id_field": "id"},
-                        "output": {"path": str(out)}})
+    cfg = build_config(
+        {"input": {"paths": [str(corpus)], "id_field": "id"}, "output": {"path": str(out)}}
+    )
     manifest = Pipeline(cfg, log=lambda _: None).run()
 
     rejected = manifest["rejected"]
-    for reason in ("malformed_json", "invalid_utf8", "missing_text", "bad_id", "empty_file",
-                   "binary_file", "too_large"):
+    for reason in (
+        "malformed_json",
+        "invalid_utf8",
+        "missing_text",
+        "bad_id",
+        "empty_file",
+        "binary_file",
+        "too_large",
+    ):
         assert rejected.get(reason, 0) >= 1, reason
     assert rejected["truncated_file"] == 2
     assert manifest["documents_in"] == manifest["documents_out"] + sum(rejected.values())
