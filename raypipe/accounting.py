@@ -6,9 +6,12 @@ counts ever travel, never documents.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -17,40 +20,48 @@ from raypipe.batch import alive
 COUNT_PREFIX = "pii_"  # per-document count columns that stages add (summed here)
 
 
-def tally_block(batch: pa.Table) -> pa.Table:
-    """Counts of one block of cleaned documents, as a one-row table (JSON)."""
+def _by_source(batch: pa.Table, live: np.ndarray) -> dict:
+    sources: dict[str, dict] = {}
+    chars = batch["chars"].to_numpy()
+    for source, kept, length in zip(batch["source"].to_pylist(), live, chars, strict=True):
+        entry = sources.setdefault(source, {"documents": 0, "kept": 0, "kept_chars": 0})
+        entry["documents"] += 1
+        entry["kept"] += int(kept)
+        entry["kept_chars"] += int(length) if kept else 0
+    return sources
+
+
+def tally_block(batch: pa.Table) -> dict:
+    """Counts of one block of cleaned documents."""
     live = alive(batch)
-    rejected = Counter(r for r in batch["reason"].to_pylist() if r is not None)
-    stages = Counter(s for s in batch["stage"].to_pylist() if s is not None)
     counts = {
         name[len(COUNT_PREFIX) :]: int(pc.sum(batch[name]).as_py() or 0)
         for name in batch.column_names
         if name.startswith(COUNT_PREFIX)
     }
-    tally = {
+    return {
         "documents": batch.num_rows,
         "kept": int(live.sum()),
         "kept_chars": int(pc.sum(pc.filter(batch["chars"], pa.array(live))).as_py() or 0),
-        "rejected": dict(rejected),
-        "rejected_by_stage": dict(stages),
+        "rejected": dict(Counter(r for r in batch["reason"].to_pylist() if r is not None)),
+        "rejected_by_stage": dict(Counter(s for s in batch["stage"].to_pylist() if s)),
         "masked": counts,
+        "sources": _by_source(batch, live),
     }
-    return pa.table({"tally": [json.dumps(tally)]})
+
+
+def merge(total: Any, part: Any) -> Any:
+    """Sum two tallies: nested dicts of counts, lists of counts summed element-wise."""
+    if isinstance(total, dict):
+        return {
+            k: merge(total[k], part[k]) if k in total and k in part else total.get(k, part.get(k))
+            for k in total.keys() | part.keys()
+        }
+    if isinstance(total, list):
+        return [a + b for a, b in zip(total, part, strict=True)]
+    return total + part
 
 
 def merge_tallies(tallies: list[str]) -> dict:
-    total = {
-        "documents": 0,
-        "kept": 0,
-        "kept_chars": 0,
-        "rejected": Counter(),
-        "rejected_by_stage": Counter(),
-        "masked": Counter(),
-    }
-    for text in tallies:
-        tally = json.loads(text)
-        for key in ("documents", "kept", "kept_chars"):
-            total[key] += tally[key]
-        for key in ("rejected", "rejected_by_stage", "masked"):
-            total[key].update(tally[key])
-    return {k: dict(v) if isinstance(v, Counter) else v for k, v in total.items()}
+    """One tally from the JSON tallies of many blocks."""
+    return functools.reduce(merge, map(json.loads, tallies), {})

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from raypipe import __version__
-from raypipe.accounting import tally_block
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
 
@@ -40,6 +40,11 @@ def fingerprints(cfg: PipelineConfig, files: list[tuple[str, int]]) -> tuple[str
     return clean_fp, _digest([clean_fp, run_options])
 
 
+def tokens_fingerprint(cfg: PipelineConfig, clean_fp: str) -> str:
+    """Tokens depend on the cleaned documents, the tokenizer, and (for mixing) the seed."""
+    return _digest([clean_fp, cfg.tokenizer, cfg.eos_token, cfg.seed])
+
+
 def phase_dir(output: str, phase: str, fingerprint: str) -> str:
     return storage.join(output, WORK_DIR, f"{phase}-{fingerprint}")
 
@@ -54,8 +59,8 @@ def commit(folder: str, info: dict) -> None:
     storage.write_atomic(storage.join(folder, MARKER), json.dumps(info).encode())
 
 
-def write_part(batch: pa.Table, folder: str) -> pa.Table:
-    """Publish one checkpoint file of cleaned documents; return its tally.
+def write_part(batch: pa.Table, folder: str, tally: Callable[[pa.Table], dict]) -> pa.Table:
+    """Publish one checkpoint file; return its tally (JSON), never the documents.
 
     The name comes from the first document, so a retried task rewrites the same file
     instead of adding a second copy.
@@ -65,4 +70,4 @@ def write_part(batch: pa.Table, folder: str) -> pa.Table:
     first = int(batch["uid"][0].as_py()) if batch.num_rows else 0
     name = f"part-{first:020d}-{batch.num_rows}.parquet"
     storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
-    return tally_block(batch)
+    return pa.table({"tally": [json.dumps(tally(batch))]})

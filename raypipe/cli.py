@@ -58,7 +58,7 @@ def _summary(manifest: dict) -> Table:
             "sequences", f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})"
         )
         table.add_row("shards", f"{len(manifest['shards']):,}")
-    seconds = manifest.get("seconds", {}).get("total")
+    seconds = manifest.get("seconds")
     if seconds:
         table.add_row(
             "time", f"{seconds:,.1f} s ({manifest['documents_in'] / seconds:,.0f} docs/s)"

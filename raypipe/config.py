@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 
 class ConfigError(ValueError):
@@ -23,7 +30,10 @@ class Section(BaseModel):
 
 
 class InputConfig(Section):
-    paths: list[str] = Field(min_length=1, description="Files, folders or globs; local or s3://")
+    paths: list[str] = Field(
+        default_factory=list,
+        description="Files, folders or globs; local or s3:// (or per source, in `sources`)",
+    )
     format: Literal["auto", "jsonl", "parquet", "text"] = Field(
         "auto", description="auto = from the extension; .gz and .zst are read transparently"
     )
@@ -85,6 +95,35 @@ class QualityConfig(Section):
     heuristic: HeuristicConfig = HeuristicConfig()
 
 
+class SourceConfig(Section):
+    """One named source of a mixture."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Source name")
+    paths: list[str] = Field(min_length=1, description="Files, folders or globs of this source")
+    share: float | None = Field(
+        None, gt=0, le=1, description="Target share of output tokens (or set epochs)"
+    )
+    epochs: float | None = Field(
+        None, gt=0, description="Times this source is read: 0.44 samples, 3.4 repeats (default 1)"
+    )
+    max_epochs: float = Field(
+        4.0, gt=0, description="A share needing more epochs than this is an error"
+    )
+    input: dict[str, Any] = Field(
+        default_factory=dict, description="Overrides of `input.*` for this source, e.g. text_field"
+    )
+    stages: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Overrides of stage options for this source, e.g. {quality.enabled: false}",
+    )
+
+    @model_validator(mode="after")
+    def _share_or_epochs(self) -> SourceConfig:
+        if self.share is not None and self.epochs is not None:
+            raise ValueError("set share or epochs, not both")
+        return self
+
+
 class ExactDedupConfig(Section):
     enabled: bool = Field(True, description="Drop documents whose normalized text is identical")
 
@@ -94,6 +133,11 @@ class DedupConfig(Section):
         "first",
         description="Which copy of a duplicate cluster survives: first in input order, or "
         "the longest (ties: first)",
+    )
+    source_priority: list[str] = Field(
+        default_factory=list,
+        description="Source names, most trusted first: a duplicate's keeper comes from the "
+        "earliest listed source",
     )
     exact: ExactDedupConfig = ExactDedupConfig()
 
@@ -124,7 +168,10 @@ class RayConfig(Section):
 
 
 class PipelineConfig(Section):
-    input: InputConfig
+    input: InputConfig = InputConfig()
+    sources: list[SourceConfig] = Field(
+        default_factory=list, description="Named sources of a mixture (instead of input.paths)"
+    )
     output: OutputConfig = OutputConfig()
     tokenizer: str | None = Field(
         "gpt2",
@@ -148,6 +195,20 @@ class PipelineConfig(Section):
     @classmethod
     def _blank_is_none(cls, value: str | None) -> str | None:
         return value or None
+
+    @model_validator(mode="after")
+    def _one_way_to_name_inputs(self) -> PipelineConfig:
+        if bool(self.input.paths) == bool(self.sources):
+            raise ValueError("name the input in input.paths or in sources (exactly one)")
+        names = [source.name for source in self.sources]
+        if len(set(names)) != len(names):
+            raise ValueError("sources: names must be unique")
+        if names and (unknown := set(self.dedup.source_priority) - set(names)):
+            raise ValueError(f"dedup.source_priority names unknown sources: {sorted(unknown)}")
+        mixing = any(s.share is not None or s.epochs not in (None, 1) for s in self.sources)
+        if mixing and not self.tokenizer:
+            raise ValueError("sources with share or epochs mix tokens: set a tokenizer")
+        return self
 
 
 def _parse_override(item: str) -> tuple[list[str], Any]:
@@ -229,6 +290,11 @@ def reference_rows(model: type[BaseModel] = PipelineConfig, prefix: str = "") ->
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             rows.extend(reference_rows(annotation, f"{key}."))
+            continue
+        item = getattr(annotation, "__args__", (None,))[0]
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            rows.append(f"| `{key}` | `[]` |  | {field.description} |")
+            rows.extend(reference_rows(item, f"{key}[]."))
             continue
         default = (
             "required" if field.is_required() else field.get_default(call_default_factory=True)

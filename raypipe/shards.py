@@ -116,7 +116,10 @@ def pack_and_write(
 
 
 def committed_entries(output: str, fingerprint: str) -> dict[int, dict]:
-    """Shards a previous attempt of this very run already published, by group."""
+    """Shards a previous attempt of this very run already published, by group.
+
+    Shards of any other run (an overwritten or abandoned one) are deleted.
+    """
     fs, path = storage.filesystem(storage.join(output, SHARDS_DIR))
     selector = pafs.FileSelector(path, allow_not_found=True)
     entries = {}
@@ -126,4 +129,12 @@ def committed_entries(output: str, fingerprint: str) -> dict[int, dict]:
                 entry = json.loads(stream.read())
             if entry.get("fingerprint") == fingerprint:
                 entries[entry["group"]] = entry
+    stale = [
+        i.path
+        for i in fs.get_file_info(selector)
+        if i.type == pafs.FileType.File
+        and int(i.base_name.split(".")[0].split("-")[1]) not in entries
+    ]
+    for path in stale:
+        fs.delete_file(path)
     return entries

@@ -7,7 +7,8 @@ tokenizer per tokenizing actor (raypipe.stages.tokenize.Tokenize).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import pyarrow as pa
@@ -17,41 +18,60 @@ from ray.data.block import BlockMetadata
 
 from raypipe.config import InputConfig, PipelineConfig
 from raypipe.io.readers import read_file
+from raypipe.mix import Source
 from raypipe.stages import Stage
+
+
+@dataclass(frozen=True)
+class InputFile:
+    uri: str
+    size: int
+    input: InputConfig  # the options of the source the file belongs to
 
 
 class DocumentSource(Datasource):
     """One read task per input file; documents come out as batches (raypipe.batch)."""
 
-    def __init__(self, files: list[tuple[str, int]], cfg: InputConfig, batch_docs: int):
-        self.files, self.cfg, self.batch_docs = files, cfg, batch_docs
+    def __init__(self, files: list[InputFile], batch_docs: int):
+        self.files, self.batch_docs = files, batch_docs
 
     def estimate_inmemory_data_size(self) -> int | None:
-        return sum(size for _, size in self.files) or None
+        return sum(f.size for f in self.files) or None
 
     def get_read_tasks(
         self, parallelism: int, per_task_row_limit: int | None = None, data_context=None
     ) -> list[ReadTask]:
         return [
             ReadTask(
-                partial(self._read, uri, index),
-                BlockMetadata(num_rows=None, size_bytes=size, exec_stats=None, input_files=[uri]),
+                partial(read_file, f.uri, index, f.input, self.batch_docs),
+                BlockMetadata(
+                    num_rows=None, size_bytes=f.size, exec_stats=None, input_files=[f.uri]
+                ),
                 per_task_row_limit=per_task_row_limit,
             )
-            for index, (uri, size) in enumerate(self.files)
+            for index, f in enumerate(self.files)
         ]
-
-    def _read(self, uri: str, index: int) -> Iterable[pa.Table]:
-        return read_file(uri, index, self.cfg, self.batch_docs)
 
 
 class StageChain:
-    """A cleaning actor: builds the per-document stages once, runs them on every batch."""
+    """A cleaning actor: builds each source's stages once, runs them on every batch."""
 
-    def __init__(self, cfg: PipelineConfig, build):
-        self.stages: list[Stage] = build(cfg)
+    def __init__(self, mixture: list[Source], build: Callable[[PipelineConfig], list[Stage]]):
+        self.chains = {source.name: build(source.stages) for source in mixture}
+
+    def _apply(self, name: str | None, batch: pa.Table) -> pa.Table:
+        for stage in self.chains[name]:
+            batch = stage(batch)
+        return batch
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        for stage in self.stages:
-            batch = stage(batch)
+        if len(self.chains) == 1:
+            batch = self._apply(next(iter(self.chains)), batch)
+        else:  # a batch may join blocks of several sources
+            parts = [
+                self._apply(name, batch.filter(pc.equal(batch["source"], name)))
+                for name in self.chains
+            ]
+            filled = [p for p in parts if p.num_rows] or parts[:1]
+            batch = pa.concat_tables(filled, promote_options="default")
         return batch.append_column("chars", pc.utf8_length(batch["text"]))

@@ -49,6 +49,11 @@ class DedupKeys:
             rank = -np.fromiter(map(len, texts), np.int64, len(texts))
         else:
             rank = np.zeros(len(texts), np.int64)
+        # Source priority outranks the keeper policy: (priority << 40) - length stays ordered.
+        priority = {name: i for i, name in enumerate(self.cfg.source_priority)}
+        unlisted = len(priority)
+        tiers = [priority.get(source, unlisted) for source in batch["source"].to_pylist()]
+        rank = rank + (np.asarray(tiers, np.int64) << 40)
         return set_column(batch, "rank", pa.array(np.where(alive(batch), rank, 0)))
 
 

@@ -133,10 +133,14 @@ def write_atomic(uri: str, data: bytes) -> None:
     os.replace(temporary, path)
 
 
-def remove_tree(uri: str) -> None:
+def remove(uri: str) -> None:
+    """Delete a file or a folder with everything in it; nothing there is fine."""
     fs, path = filesystem(uri)
-    if _info(fs, path, uri).type == pafs.FileType.Directory:
+    kind = _info(fs, path, uri).type
+    if kind == pafs.FileType.Directory:
         fs.delete_dir(path)
+    elif kind == pafs.FileType.File:
+        fs.delete_file(path)
 
 
 def make_dirs(uri: str) -> None:

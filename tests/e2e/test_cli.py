@@ -76,8 +76,9 @@ def test_preview_shows_each_stage(tmp_path, mini_corpus):
 
 def test_unreachable_storage_is_one_clear_line_and_quick(tmp_path):
     config = tmp_path / "job.yaml"
-    config.write_text("input: {paths: [s3://nobucket/x.jsonl]}\n"
-                      "storage: {endpoint: 'http://127.0.0.1:9'}\n")
+    config.write_text(
+        "input: {paths: [s3://nobucket/x.jsonl]}\nstorage: {endpoint: 'http://127.0.0.1:9'}\n"
+    )
     done = raypipe("run", str(config))
     assert done.returncode == 1
     assert "cannot reach s3://nobucket/x.jsonl" in done.stderr

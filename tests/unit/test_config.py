@@ -20,9 +20,25 @@ def test_out_of_range_is_named():
         build_config({"input": {"paths": ["a"]}}, {"pack.seq_len": 0})
 
 
-def test_missing_required_section():
-    with pytest.raises(ConfigError, match=r"input: Field required"):
+def test_input_is_named_exactly_once():
+    with pytest.raises(ConfigError, match=r"input.paths or in sources \(exactly one\)"):
         build_config({})
+    with pytest.raises(ConfigError, match=r"exactly one"):
+        build_config({"input": {"paths": ["a"]}, "sources": [{"name": "s", "paths": ["b"]}]})
+
+
+def test_sources_are_checked():
+    source = {"name": "web", "paths": ["w/"], "share": 0.5, "epochs": 2}
+    with pytest.raises(ConfigError, match=r"sources.0: Value error, set share or epochs, not both"):
+        build_config({"sources": [source]})
+    with pytest.raises(ConfigError, match="names must be unique"):
+        build_config({"sources": [{"name": "a", "paths": ["x"]}, {"name": "a", "paths": ["y"]}]})
+    with pytest.raises(ConfigError, match="unknown sources"):
+        build_config(
+            {"sources": [{"name": "a", "paths": ["x"]}], "dedup": {"source_priority": ["b"]}}
+        )
+    with pytest.raises(ConfigError, match="set a tokenizer"):
+        build_config({"sources": [{"name": "a", "paths": ["x"], "epochs": 2}], "tokenizer": None})
 
 
 def test_bad_override_syntax():

@@ -1,0 +1,87 @@
+"""The run's record: manifest.json (written last: the commit) and report.json."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from raypipe import mix
+from raypipe.config import PipelineConfig
+from raypipe.io import storage
+from raypipe.report.stats import dataset_report
+from raypipe.tokenizer import load_tokenizer
+
+SHARD_KEYS = ("path", "sequences", "tokens", "documents", "sha256")
+
+
+def _sources(cleaned: dict, drops: dict, outcome: dict) -> dict[str, dict]:
+    """Per source: documents in, after cleaning, and what the mixture wrote."""
+    rows = {}
+    for name, c in sorted(cleaned["sources"].items()):
+        rows[name] = {
+            "documents_in": c["documents"],
+            "documents_cleaned": c["kept"],
+            "chars_cleaned": c["kept_chars"],
+            **outcome.get(name, {}),
+        }
+    return rows
+
+
+def build_manifest(
+    cfg: PipelineConfig,
+    cleaned: dict,
+    drops: dict,
+    tokenized: dict | None,
+    plan: dict,
+    mixture: list[mix.Source],
+    shards: list[dict],
+    run_fp: str,
+    files: int,
+) -> dict:
+    """Write report.json, then manifest.json; return the manifest."""
+    out = cfg.output.path
+    outcome = mix.outcome(tokenized, plan, mixture) if tokenized is not None else {}
+    not_sampled = sum(r["documents_kept"] - r["documents_out"] for r in outcome.values())
+    rejected = {**cleaned["rejected"], **drops}
+    by_stage = {**cleaned["rejected_by_stage"], "dedup": sum(drops.values())}
+    if not_sampled:
+        rejected["not_sampled"] = not_sampled
+        by_stage["mix"] = not_sampled
+    manifest: dict[str, Any] = {
+        "fingerprint": run_fp,
+        "files": files,
+        "documents_in": cleaned["documents"],
+        "documents_out": cleaned["kept"] - sum(drops.values()) - not_sampled,
+        "rejected": rejected,
+        "rejected_by_stage": by_stage,
+        "masked": cleaned["masked"],
+        "sources": _sources(cleaned, drops, outcome),
+        "config": cfg.model_dump(mode="json"),
+        "rejects": "rejects/",
+    }
+    if cfg.tokenizer:
+        loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
+        report = dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len)
+        for item in report["top_tokens"]:
+            item["token"] = loaded.tokenizer.id_to_token(item["id"])
+        report["sources"] = manifest["sources"]
+        manifest.update(
+            documents_written=report["documents"],
+            tokens=report["tokens"],
+            sequences=report["sequences"],
+            seq_len=cfg.pack.seq_len,
+            dtype=loaded.dtype,
+            vocab_size=loaded.vocab_size,
+            eos_id=loaded.eos_id,
+            tokenizer_sha256=loaded.sha256,
+            shards=[{k: e[k] for k in SHARD_KEYS} for e in shards],
+        )
+        storage.write_atomic(
+            storage.join(out, "report.json"), json.dumps(report, indent=2).encode()
+        )
+    else:
+        manifest["documents"] = "documents/"
+    storage.write_atomic(
+        storage.join(out, "manifest.json"), json.dumps(manifest, indent=2).encode()
+    )
+    return manifest

@@ -1,0 +1,273 @@
+"""The phases of a run as Ray Data plans; `pipeline.py` strings them together.
+
+Each phase reads the previous phase's committed checkpoint, publishes its own output
+from inside its tasks (under names derived from the data, so retries rewrite rather
+than duplicate) and returns only counts to the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import ray.data
+from ray.data import ActorPoolStrategy
+
+from raypipe import checkpoint, mix
+from raypipe.accounting import merge_tallies, tally_block
+from raypipe.batch import alive
+from raypipe.config import PipelineConfig
+from raypipe.dedup.exact import exact_duplicates, hash_words
+from raypipe.io import storage
+from raypipe.runtime import cluster_cpus
+from raypipe.shards import committed_entries, pack_and_write
+from raypipe.shuffle import order_key, shard_of
+from raypipe.stages import Stage
+from raypipe.stages.tokenize import Tokenize
+from raypipe.tokenizer import LoadedTokenizer
+from raypipe.workers import DocumentSource, InputFile, StageChain
+
+PART_DOCS = 4096  # documents per checkpoint file
+TALLY_FANIN = 256  # tallies merged per task on the way to the driver
+LEDGER = pa.schema(
+    [(name, pa.string()) for name in ("id", "source", "stage", "reason", "duplicate_of")]
+)
+INTERNAL_COLUMNS = ["uid", "stage", "reason", "text_hash", "rank", "chars"]
+
+
+def _collect(tallies: ray.data.Dataset) -> dict:
+    """Merge per-part tallies in two streaming rounds, so the driver receives a handful."""
+    for _ in range(2):
+        tallies = tallies.map_batches(_merge_rows, batch_size=TALLY_FANIN, batch_format="pyarrow")
+    return merge_tallies([row["tally"] for row in tallies.take_all()])
+
+
+def _merge_rows(batch: pa.Table) -> pa.Table:
+    return pa.table({"tally": [json.dumps(merge_tallies(batch["tally"].to_pylist()))]})
+
+
+def _checkpointed(docs: ray.data.Dataset, folder: str, tally: Callable) -> dict:
+    written = docs.map_batches(
+        checkpoint.write_part,
+        fn_kwargs={"folder": folder, "tally": tally},
+        batch_size=PART_DOCS,
+        batch_format="pyarrow",
+    )
+    return _collect(written)
+
+
+# -- phase 1: read and clean -----------------------------------------------------------
+def clean(
+    files: list[InputFile],
+    mixture: list[mix.Source],
+    cfg: PipelineConfig,
+    build: Callable[[PipelineConfig], list[Stage]],
+    folder: str,
+) -> dict:
+    docs = ray.data.read_datasource(DocumentSource(files, cfg.ray.batch_docs))
+    docs = docs.map_batches(
+        StageChain,
+        fn_constructor_args=(mixture, build),
+        compute=ActorPoolStrategy(min_size=1, max_size=cluster_cpus()),
+        batch_size=cfg.ray.batch_docs,
+        batch_format="pyarrow",
+    )
+    return _checkpointed(docs, folder, tally_block)
+
+
+# -- phase 2: exact duplicates ---------------------------------------------------------
+def deduplicate(clean_dir: str, folder: str) -> dict:
+    partitions = 4 * cluster_cpus()
+    keys = ray.data.read_parquet(
+        clean_dir, columns=["uid", "id", "source", "text_hash", "rank", "reason"]
+    ).map_batches(_partition_by_hash, fn_kwargs={"partitions": partitions}, batch_format="pyarrow")
+    drops = keys.groupby("partition", num_partitions=partitions).map_groups(
+        exact_duplicates, batch_format="pyarrow"
+    )
+    return {"drops": {"exact_duplicate": _checkpointed(drops, folder, _count).get("rows", 0)}}
+
+
+def _count(batch: pa.Table) -> dict:
+    return {"rows": batch.num_rows}
+
+
+def _partition_by_hash(batch: pa.Table, partitions: int) -> pa.Table:
+    batch = _alive_rows(batch).drop_columns(["reason"])
+    words = hash_words(batch["text_hash"])
+    return batch.append_column("partition", pa.array(words[:, 0] % np.uint64(partitions)))
+
+
+def kept_documents(clean_dir: str, dedup_dir: str | None) -> ray.data.Dataset:
+    """Alive documents of the checkpoint, minus the duplicates phase 2 dropped."""
+    docs = ray.data.read_parquet(clean_dir).map_batches(_alive_rows, batch_format="pyarrow")
+    if dedup_dir is None:
+        return docs
+    drops = ray.data.read_parquet(dedup_dir, columns=["uid"])
+    return docs.join(drops, join_type="left_anti", num_partitions=4 * cluster_cpus(), on=("uid",))
+
+
+def _alive_rows(batch: pa.Table) -> pa.Table:
+    return batch.filter(pa.array(alive(batch)))
+
+
+# -- phase 3: tokenize, mix, pack ------------------------------------------------------
+def tokenize(docs: ray.data.Dataset, cfg: PipelineConfig, folder: str) -> dict:
+    tokens = docs.select_columns(["uid", "id", "source", "text"]).map_batches(
+        Tokenize,
+        fn_constructor_args=(cfg.tokenizer, cfg.eos_token),
+        compute=ActorPoolStrategy(min_size=1, max_size=cluster_cpus()),
+        batch_size=cfg.tokenize.batch_size,
+        batch_format="pyarrow",
+    )
+    return _checkpointed(tokens, folder, partial(token_tally, seed=cfg.seed))
+
+
+def token_tally(batch: pa.Table, seed: int) -> dict:
+    """Per source: documents, tokens, characters, and tokens/documents by seeded draw."""
+    sources = {}
+    names = batch["source"].to_numpy(zero_copy_only=False)
+    for name in np.unique(names):
+        part = batch.filter(pa.array(names == name))
+        uids, n_tokens = part["uid"].to_numpy(), part["n_tokens"].to_numpy()
+        sources[str(name)] = {
+            "documents": part.num_rows,
+            "tokens": int(n_tokens.sum()),
+            "chars": int(pc.sum(part["chars"]).as_py() or 0),
+            "token_bins": mix.histogram(uids, n_tokens, seed),
+            "doc_bins": mix.histogram(uids, np.ones(len(uids), np.int64), seed),
+        }
+    return {"sources": sources}
+
+
+def pack(
+    cfg: PipelineConfig,
+    tokens_dir: str,
+    plan: dict[str, tuple[float, int]],
+    out_tokens: int,
+    loaded: LoadedTokenizer,
+    run_fp: str,
+) -> list[dict]:
+    """Copies of each document (per the mixture plan) assigned to shards, packed, published."""
+    shards = max(1, math.ceil(out_tokens / cfg.output.shard_tokens))
+    done = committed_entries(cfg.output.path, run_fp)
+    copies = ray.data.read_parquet(
+        tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"]
+    ).map_batches(
+        _expand_copies,
+        fn_kwargs={"plan": plan, "shards": shards, "seed": cfg.seed, "skip": sorted(done)},
+        batch_format="pyarrow",
+    )
+    written = copies.groupby("group", num_partitions=min(shards, 4 * cluster_cpus())).map_groups(
+        pack_and_write,
+        fn_kwargs={
+            "output": cfg.output.path,
+            "seq_len": cfg.pack.seq_len,
+            "pad_id": loaded.eos_id,
+            "vocab_size": loaded.vocab_size,
+            "fingerprint": run_fp,
+        },
+        batch_format="pyarrow",
+    )
+    entries = [json.loads(row["entry"]) for row in written.take_all()]
+    return sorted([*done.values(), *entries], key=lambda e: e["group"])
+
+
+def copy_counts(batch: pa.Table, plan: dict[str, tuple[float, int]], seed: int) -> np.ndarray:
+    """How many times each document of the batch is written."""
+    uids = batch["uid"].to_numpy()
+    bins = mix.draw_bins(uids, seed)
+    counts = np.ones(len(uids), np.int64)
+    names = batch["source"].to_numpy(zero_copy_only=False)
+    for name, (epochs, cut) in plan.items():
+        mask = names == name
+        counts[mask] = mix.copies(bins[mask], epochs, cut)
+    return counts
+
+
+def _expand_copies(
+    batch: pa.Table, plan: dict, shards: int, seed: int, skip: list[int]
+) -> pa.Table:
+    counts = copy_counts(batch, plan, seed)
+    rows = np.repeat(np.arange(batch.num_rows), counts)
+    copy_index = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    keys = mix.copy_keys(batch["uid"].to_numpy()[rows], copy_index, seed)
+    batch = batch.take(pa.array(rows, pa.int64()))
+    batch = batch.append_column("group", pa.array(shard_of(keys, shards, seed)))
+    batch = batch.append_column("order", pa.array(order_key(keys, seed)))
+    if skip:
+        batch = batch.filter(pc.invert(pc.is_in(batch["group"], pa.array(skip, pa.int32()))))
+    return batch
+
+
+# -- without a tokenizer: cleaned documents ----------------------------------------------
+def write_documents(docs: ray.data.Dataset, cfg: PipelineConfig) -> None:
+    target = storage.join(cfg.output.path, "documents")
+    storage.remove(target)
+    docs = docs.drop_columns(INTERNAL_COLUMNS)
+    if cfg.output.format == "jsonl":
+        docs.write_json(target)
+    else:
+        docs.write_parquet(target)
+
+
+# -- the rejects ledger ----------------------------------------------------------------
+def write_ledger(
+    out: str, clean_dir: str, dedup_dir: str | None, tokens_dir: str | None, plan: dict, seed: int
+) -> None:
+    target = storage.join(out, "rejects")
+    storage.remove(target)
+    rejects = ray.data.read_parquet(clean_dir, columns=["id", "source", "stage", "reason"])
+    rejects = rejects.map_batches(_rejected_rows, batch_format="pyarrow")
+    if dedup_dir is not None:
+        drops = ray.data.read_parquet(dedup_dir, columns=["id", "source", "duplicate_of"])
+        rejects = rejects.union(
+            drops.map_batches(
+                _as_ledger,
+                fn_kwargs={"stage": "dedup", "reason": "exact_duplicate"},
+                batch_format="pyarrow",
+            )
+        )
+    if tokens_dir is not None and plan:
+        unsampled = ray.data.read_parquet(tokens_dir, columns=["uid", "id", "source"])
+        rejects = rejects.union(
+            unsampled.map_batches(
+                _not_sampled, fn_kwargs={"plan": plan, "seed": seed}, batch_format="pyarrow"
+            )
+        )
+    rejects.write_parquet(target)
+    if not storage.exists(target):  # nothing rejected: the ledger exists, empty
+        sink = pa.BufferOutputStream()
+        pq.write_table(LEDGER.empty_table(), sink)
+        storage.write_atomic(storage.join(target, "empty.parquet"), sink.getvalue().to_pybytes())
+
+
+def _rejected_rows(batch: pa.Table) -> pa.Table:
+    rejected = batch.filter(pc.invert(pa.array(alive(batch))))
+    return rejected.append_column("duplicate_of", pa.nulls(rejected.num_rows, pa.string()))
+
+
+def _as_ledger(rows: pa.Table, stage: str, reason: str) -> pa.Table:
+    n = rows.num_rows
+    duplicate_of = (
+        rows["duplicate_of"] if "duplicate_of" in rows.column_names else pa.nulls(n, pa.string())
+    )
+    return pa.table(
+        {
+            "id": rows["id"],
+            "source": rows["source"],
+            "stage": pa.array([stage] * n, pa.string()),
+            "reason": pa.array([reason] * n, pa.string()),
+            "duplicate_of": duplicate_of,
+        }
+    )
+
+
+def _not_sampled(batch: pa.Table, plan: dict, seed: int) -> pa.Table:
+    unsampled = batch.filter(pa.array(copy_counts(batch, plan, seed) == 0))
+    return _as_ledger(unsampled, "mix", "not_sampled")
