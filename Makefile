@@ -22,11 +22,11 @@ demo: install
 
 ## Install and run the test suite.
 test: install
-	$(BIN)/ruff check raypipe tests bench jobs
+	$(BIN)/ruff check raypipe tests bench jobs scripts
 	$(BIN)/pytest -q
 
 lint: install
-	$(BIN)/ruff check raypipe tests bench jobs
+	$(BIN)/ruff check raypipe tests bench jobs scripts
 	$(BIN)/ruff format --check raypipe tests bench jobs
 
 bench-quick: install

@@ -1,0 +1,101 @@
+"""A real multi-node Ray cluster on this machine, for tests, torn down to the last process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                cmdline = (
+                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="ignore")
+                )
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                table[int(entry.name)] = (parent, cmdline)
+    return table
+
+
+def cluster_processes(markers: list[str]) -> set[int]:
+    """Processes whose command line names the cluster, and all their descendants."""
+    table = _processes()
+    found = {pid for pid, (_, cmd) in table.items() if any(m in cmd for m in markers)}
+    grew = True
+    while grew:
+        children = {pid for pid, (parent, _) in table.items() if parent in found} - found
+        found |= children
+        grew = bool(children)
+    return found - {os.getpid()}
+
+
+def terminate(markers: list[str], grace: float = 10.0) -> set[int]:
+    """SIGTERM the cluster's processes, SIGKILL what is left; return survivors (none)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in cluster_processes(markers):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.time() + grace
+        while cluster_processes(markers) and time.time() < deadline:
+            time.sleep(0.2)
+    return cluster_processes(markers)
+
+
+def ray(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "ray"), *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+@contextlib.contextmanager
+def two_nodes(temp_dir: Path, port: int, dashboard_port: int, client_port: int) -> Iterator[dict]:
+    """A head node and a second node (each 1 CPU); yields the environment clients need.
+
+    Token authentication stays on, as Ray 2.60 defaults: clients set RAY_AUTH_MODE=token
+    and read the token ray start wrote to ~/.ray/auth_token.
+    """
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "RAY_AUTH_MODE": "token"}
+    env.pop("RAY_ADDRESS", None)
+    markers = [str(temp_dir), f":{port} ", f"--port={port} ", f"--dashboard-port={dashboard_port} "]
+    try:
+        head = ray(
+            "start",
+            "--head",
+            f"--port={port}",
+            "--num-cpus=1",
+            "--dashboard-host=127.0.0.1",
+            f"--dashboard-port={dashboard_port}",
+            f"--ray-client-server-port={client_port}",
+            f"--temp-dir={temp_dir}",
+            "--disable-usage-stats",
+            env=env,
+        )
+        assert head.returncode == 0, head.stderr[-3000:]
+        second = ray(
+            "start",
+            f"--address=127.0.0.1:{port}",
+            "--num-cpus=1",
+            '--resources={"second_node": 1}',
+            "--disable-usage-stats",
+            env=env,
+        )
+        assert second.returncode == 0, second.stderr[-3000:]
+        yield {
+            **env,
+            "RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{dashboard_port}",
+            "RAY_ADDRESS": f"127.0.0.1:{port}",
+        }
+    finally:
+        survivors = terminate(markers)
+        assert not survivors, f"processes left behind: {survivors}"
