@@ -26,12 +26,12 @@ from raypipe.config import PipelineConfig
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
 from raypipe.runtime import cluster_cpus
-from raypipe.shards import committed_entries, pack_and_write
+from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
 from raypipe.stages import Stage
 from raypipe.stages.tokenize import Tokenize
 from raypipe.tokenizer import LoadedTokenizer
-from raypipe.workers import DocumentSource, InputFile, StageChain
+from raypipe.workers import DocumentSource, InputFile, StageChain, publish_shard
 
 PART_DOCS = 4096  # documents per checkpoint file
 TALLY_FANIN = 256  # tallies merged per task on the way to the driver
@@ -164,7 +164,7 @@ def pack(
         batch_format="pyarrow",
     )
     written = copies.groupby("group", num_partitions=min(shards, 4 * cluster_cpus())).map_groups(
-        pack_and_write,
+        publish_shard,
         fn_kwargs={
             "output": cfg.output.path,
             "seq_len": cfg.pack.seq_len,

@@ -7,7 +7,9 @@ tokenizer per tokenizing actor (raypipe.stages.tokenize.Tokenize).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -16,9 +18,12 @@ import pyarrow.compute as pc
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
+from raypipe.batch import alive
 from raypipe.config import InputConfig, PipelineConfig
 from raypipe.io.readers import read_file
+from raypipe.metrics import count
 from raypipe.mix import Source
+from raypipe.shards import pack_and_write
 from raypipe.stages import Stage
 
 
@@ -43,7 +48,7 @@ class DocumentSource(Datasource):
     ) -> list[ReadTask]:
         return [
             ReadTask(
-                partial(read_file, f.uri, index, f.input, self.batch_docs),
+                partial(_read_counted, f, index, self.batch_docs),
                 BlockMetadata(
                     num_rows=None, size_bytes=f.size, exec_stats=None, input_files=[f.uri]
                 ),
@@ -51,6 +56,27 @@ class DocumentSource(Datasource):
             )
             for index, f in enumerate(self.files)
         ]
+
+
+def _count_rejects(stage: str, reasons: pa.Array) -> None:
+    for reason, n in Counter(reasons.to_pylist()).items():
+        count("raypipe_rejects", n, stage=stage, reason=reason)
+
+
+def _read_counted(file: InputFile, index: int, batch_docs: int) -> Iterable[pa.Table]:
+    for batch in read_file(file.uri, index, file.input, batch_docs):
+        _count_rejects("read", pc.drop_null(batch["reason"]))
+        yield batch
+    count("raypipe_bytes_read", file.size, source=file.input.source or "input")
+
+
+def publish_shard(group: pa.Table, **options) -> pa.Table:
+    """Pack and publish one shard (raypipe.shards), counting what was written."""
+    written = pack_and_write(group, **options)
+    entry = json.loads(written["entry"][0].as_py())
+    count("raypipe_tokens_written", entry["tokens"])
+    count("raypipe_shards_written", 1)
+    return written
 
 
 class StageChain:
@@ -61,7 +87,15 @@ class StageChain:
 
     def _apply(self, name: str | None, batch: pa.Table) -> pa.Table:
         for stage in self.chains[name]:
+            before = alive(batch)
             batch = stage(batch)
+            after = alive(batch)
+            count("raypipe_documents_in", int(before.sum()), stage=stage.name)
+            count("raypipe_documents_out", int(after.sum()), stage=stage.name)
+            for reason, n in Counter(
+                batch["reason"].filter(pa.array(before & ~after)).to_pylist()
+            ).items():
+                count("raypipe_rejects", n, stage=stage.name, reason=reason)
         return batch
 
     def __call__(self, batch: pa.Table) -> pa.Table:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
+
+
+def free_ports(n: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(n)]
+    for sock in sockets:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    return ports
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -58,16 +69,43 @@ def ray(*args: str, env: dict) -> subprocess.CompletedProcess:
     )
 
 
+def _agent_ports(metrics: int | None = None) -> list[str]:
+    listen, grpc, runtime_env, spare = free_ports(4)
+    metrics = metrics or spare
+    return [
+        f"--dashboard-agent-listen-port={listen}",
+        f"--dashboard-agent-grpc-port={grpc}",
+        f"--runtime-env-agent-port={runtime_env}",
+        f"--metrics-export-port={metrics}",
+    ]
+
+
 @contextlib.contextmanager
-def two_nodes(temp_dir: Path, port: int, dashboard_port: int, client_port: int) -> Iterator[dict]:
-    """A head node and a second node (each 1 CPU); yields the environment clients need.
+def local_cluster(
+    temp_dir: Path,
+    port: int,
+    dashboard_port: int,
+    client_port: int,
+    metrics_port: int,
+    nodes: int = 2,
+) -> Iterator[dict]:
+    """A head node and `nodes - 1` more (1 CPU each); yields the environment clients need.
+
+    Each node exports Prometheus metrics; the head's on `metrics_port`. Every agent port
+    is chosen here, so that the cluster never collides with another Ray on this machine.
 
     Token authentication stays on, as Ray 2.60 defaults: clients set RAY_AUTH_MODE=token
     and read the token ray start wrote to ~/.ray/auth_token.
     """
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "RAY_AUTH_MODE": "token"}
     env.pop("RAY_ADDRESS", None)
-    markers = [str(temp_dir), f":{port} ", f"--port={port} ", f"--dashboard-port={dashboard_port} "]
+    markers = [
+        str(temp_dir),
+        f":{port} ",
+        f"--port={port} ",
+        f"--dashboard-port={dashboard_port} ",
+        f"--metrics-export-port={metrics_port} ",
+    ]
     try:
         head = ray(
             "start",
@@ -79,18 +117,20 @@ def two_nodes(temp_dir: Path, port: int, dashboard_port: int, client_port: int) 
             f"--ray-client-server-port={client_port}",
             f"--temp-dir={temp_dir}",
             "--disable-usage-stats",
+            *_agent_ports(metrics_port),
             env=env,
         )
         assert head.returncode == 0, head.stderr[-3000:]
-        second = ray(
-            "start",
-            f"--address=127.0.0.1:{port}",
-            "--num-cpus=1",
-            '--resources={"second_node": 1}',
-            "--disable-usage-stats",
-            env=env,
-        )
-        assert second.returncode == 0, second.stderr[-3000:]
+        for _ in range(nodes - 1):
+            node = ray(
+                "start",
+                f"--address=127.0.0.1:{port}",
+                "--num-cpus=1",
+                "--disable-usage-stats",
+                *_agent_ports(),
+                env=env,
+            )
+            assert node.returncode == 0, node.stderr[-3000:]
         yield {
             **env,
             "RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{dashboard_port}",

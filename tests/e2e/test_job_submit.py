@@ -2,7 +2,6 @@
 
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -10,20 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster import BIN, two_nodes
+from tests.cluster import BIN, free_ports, local_cluster
 
 ROOT = Path(__file__).parents[2]
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-
-
-def free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    for sock in sockets:
-        sock.bind(("127.0.0.1", 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
 
 
 def wait_for_nodes(env: dict, count: int, timeout: float = 90) -> bool:
@@ -40,10 +29,10 @@ def wait_for_nodes(env: dict, count: int, timeout: float = 90) -> bool:
 
 def test_job_submit_runs_the_pipeline_on_two_nodes(tmp_path):
     out = tmp_path / "out"
-    port, dashboard, client = free_ports(3)
+    ports = free_ports(4)
     # Ray's socket paths must stay under 108 bytes: a short session folder.
     ray_dir = Path(tempfile.mkdtemp(prefix="rp2n-", dir="/tmp"))
-    with two_nodes(ray_dir, port, dashboard, client) as env:
+    with local_cluster(ray_dir, *ports, nodes=2) as env:
         assert wait_for_nodes(env, 2)
         job = subprocess.run(
             [
