@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from raypipe.batch import alive
 
 COUNT_PREFIX = "pii_"  # per-document count columns that stages add (summed here)
+LENGTH_BINS = 32  # kept documents by characters, bin k = [2^k, 2^(k+1))
 
 
 def _by_source(batch: pa.Table, live: np.ndarray) -> dict:
@@ -31,9 +32,20 @@ def _by_source(batch: pa.Table, live: np.ndarray) -> dict:
     return sources
 
 
+def length_bins(chars: np.ndarray) -> list[int]:
+    """Power-of-two histogram of document lengths in characters."""
+    bins = np.floor(np.log2(np.maximum(chars, 1))).astype(np.int64)
+    return np.bincount(np.minimum(bins, LENGTH_BINS - 1), minlength=LENGTH_BINS).tolist()
+
+
 def tally_block(batch: pa.Table) -> dict:
     """Counts of one block of cleaned documents."""
     live = alive(batch)
+    languages = (
+        dict(Counter(pc.filter(batch["language"], pa.array(live)).to_pylist()))
+        if "language" in batch.column_names
+        else {}
+    )
     counts = {
         name[len(COUNT_PREFIX) :]: int(pc.sum(batch[name]).as_py() or 0)
         for name in batch.column_names
@@ -46,6 +58,8 @@ def tally_block(batch: pa.Table) -> dict:
         "rejected": dict(Counter(r for r in batch["reason"].to_pylist() if r is not None)),
         "rejected_by_stage": dict(Counter(s for s in batch["stage"].to_pylist() if s)),
         "masked": counts,
+        "languages": languages,
+        "length_bins": length_bins(batch["chars"].to_numpy()[live]),
         "sources": _by_source(batch, live),
     }
 

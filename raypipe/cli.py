@@ -86,9 +86,9 @@ def run(
     console.print(_summary(manifest))
     if "shards" in manifest:
         print(f"shards:   {storage.join(out, 'shards')}/")
-        print(f"report:   {storage.join(out, 'report.json')}")
     else:
         print(f"documents: {storage.join(out, 'documents')}/")
+    print(f"report:   {storage.join(out, 'report.html')} (data: report.json)")
     print(f"rejects:  {storage.join(out, 'rejects')}/")
     print(f"manifest: {storage.join(out, 'manifest.json')}")
 

@@ -163,7 +163,18 @@ class RayConfig(Section):
     address: str | None = Field(
         None, description="Ray cluster to join (also RAY_ADDRESS); unset = start a local Ray"
     )
-    num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray; unset = all")
+    num_cpus: int | None = Field(
+        None,
+        ge=2,
+        description="CPUs of the local Ray; unset = all (stage actors run beside read tasks, "
+        "so at least 2)",
+    )
+    max_actors: int | None = Field(
+        None,
+        ge=1,
+        description="Most actors per stage pool; unset = the cluster's CPUs at the start of "
+        "the run (set it on an autoscaling cluster, whose CPUs arrive with the demand)",
+    )
     batch_docs: int = Field(256, ge=1, le=65_536, description="Documents per cleaning batch")
 
 

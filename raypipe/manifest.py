@@ -1,4 +1,4 @@
-"""The run's record: manifest.json (written last: the commit) and report.json."""
+"""The run's record: report.json and report.html, then manifest.json (last: the commit)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from raypipe import mix
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
+from raypipe.report.html import render
 from raypipe.report.stats import dataset_report
 from raypipe.tokenizer import load_tokenizer
 
@@ -59,12 +60,16 @@ def build_manifest(
         "config": cfg.model_dump(mode="json"),
         "rejects": "rejects/",
     }
+    report: dict[str, Any] = {
+        "languages": cleaned["languages"],
+        "length_bins": cleaned["length_bins"],
+        "sources": manifest["sources"],
+    }
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
-        report = dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len)
+        report.update(dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len))
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
-        report["sources"] = manifest["sources"]
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],
@@ -76,11 +81,10 @@ def build_manifest(
             tokenizer_sha256=loaded.sha256,
             shards=[{k: e[k] for k in SHARD_KEYS} for e in shards],
         )
-        storage.write_atomic(
-            storage.join(out, "report.json"), json.dumps(report, indent=2).encode()
-        )
     else:
         manifest["documents"] = "documents/"
+    storage.write_atomic(storage.join(out, "report.json"), json.dumps(report, indent=2).encode())
+    storage.write_atomic(storage.join(out, "report.html"), render(manifest, report).encode())
     storage.write_atomic(
         storage.join(out, "manifest.json"), json.dumps(manifest, indent=2).encode()
     )

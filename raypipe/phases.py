@@ -17,15 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import ray.data
-from ray.data import ActorPoolStrategy
 
 from raypipe import checkpoint, mix
 from raypipe.accounting import merge_tallies, tally_block
 from raypipe.batch import alive
-from raypipe.config import PipelineConfig
+from raypipe.config import PipelineConfig, RayConfig
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
-from raypipe.runtime import cluster_cpus
+from raypipe.runtime import actor_pool, workers
 from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
 from raypipe.stages import Stage
@@ -74,7 +73,7 @@ def clean(
     docs = docs.map_batches(
         StageChain,
         fn_constructor_args=(mixture, build),
-        compute=ActorPoolStrategy(min_size=1, max_size=cluster_cpus()),
+        compute=actor_pool(cfg.ray),
         batch_size=cfg.ray.batch_docs,
         batch_format="pyarrow",
     )
@@ -82,8 +81,8 @@ def clean(
 
 
 # -- phase 2: exact duplicates ---------------------------------------------------------
-def deduplicate(clean_dir: str, folder: str) -> dict:
-    partitions = 4 * cluster_cpus()
+def deduplicate(clean_dir: str, folder: str, cfg: RayConfig) -> dict:
+    partitions = 4 * workers(cfg)
     keys = ray.data.read_parquet(
         clean_dir, columns=["uid", "id", "source", "text_hash", "rank", "reason"]
     ).map_batches(_partition_by_hash, fn_kwargs={"partitions": partitions}, batch_format="pyarrow")
@@ -103,13 +102,13 @@ def _partition_by_hash(batch: pa.Table, partitions: int) -> pa.Table:
     return batch.append_column("partition", pa.array(words[:, 0] % np.uint64(partitions)))
 
 
-def kept_documents(clean_dir: str, dedup_dir: str | None) -> ray.data.Dataset:
+def kept_documents(clean_dir: str, dedup_dir: str | None, cfg: RayConfig) -> ray.data.Dataset:
     """Alive documents of the checkpoint, minus the duplicates phase 2 dropped."""
     docs = ray.data.read_parquet(clean_dir).map_batches(_alive_rows, batch_format="pyarrow")
     if dedup_dir is None:
         return docs
     drops = ray.data.read_parquet(dedup_dir, columns=["uid"])
-    return docs.join(drops, join_type="left_anti", num_partitions=4 * cluster_cpus(), on=("uid",))
+    return docs.join(drops, join_type="left_anti", num_partitions=4 * workers(cfg), on=("uid",))
 
 
 def _alive_rows(batch: pa.Table) -> pa.Table:
@@ -121,7 +120,7 @@ def tokenize(docs: ray.data.Dataset, cfg: PipelineConfig, folder: str) -> dict:
     tokens = docs.select_columns(["uid", "id", "source", "text"]).map_batches(
         Tokenize,
         fn_constructor_args=(cfg.tokenizer, cfg.eos_token),
-        compute=ActorPoolStrategy(min_size=1, max_size=cluster_cpus()),
+        compute=actor_pool(cfg.ray),
         batch_size=cfg.tokenize.batch_size,
         batch_format="pyarrow",
     )
@@ -163,7 +162,7 @@ def pack(
         fn_kwargs={"plan": plan, "shards": shards, "seed": cfg.seed, "skip": sorted(done)},
         batch_format="pyarrow",
     )
-    written = copies.groupby("group", num_partitions=min(shards, 4 * cluster_cpus())).map_groups(
+    written = copies.groupby("group", num_partitions=min(shards, 4 * workers(cfg.ray))).map_groups(
         publish_shard,
         fn_kwargs={
             "output": cfg.output.path,

@@ -91,13 +91,15 @@ class Pipeline:
         dedup_dir = folder("dedup") if cfg.dedup.exact.enabled else None
         drops = (
             self._phase(
-                "2/3 deduplicate", dedup_dir, lambda d: phases.deduplicate(folder("clean"), d)
+                "2/3 deduplicate",
+                dedup_dir,
+                lambda d: phases.deduplicate(folder("clean"), d, cfg.ray),
             )["drops"]
             if dedup_dir
             else {}
         )
         drop_dir = dedup_dir if sum(drops.values()) else None
-        kept = phases.kept_documents(folder("clean"), drop_dir)
+        kept = phases.kept_documents(folder("clean"), drop_dir, cfg.ray)
 
         tokens_dir, plan, shards, tokenized = None, {}, [], None
         if cfg.tokenizer:

@@ -6,7 +6,7 @@ import logging
 import os
 
 import ray
-from ray.data import DataContext
+from ray.data import ActorPoolStrategy, DataContext
 
 from raypipe.config import RayConfig, StorageConfig
 
@@ -51,5 +51,11 @@ def connect(cfg: RayConfig, storage: StorageConfig) -> None:
     context.enable_auto_log_stats = False
 
 
-def cluster_cpus() -> int:
-    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+def workers(cfg: RayConfig) -> int:
+    """How many workers a stage may use: the configured bound, else the CPUs present now."""
+    return cfg.max_actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def actor_pool(cfg: RayConfig) -> ActorPoolStrategy:
+    """Stage actors: one to start, growing with the backlog up to `workers`."""
+    return ActorPoolStrategy(min_size=1, max_size=workers(cfg))

@@ -88,8 +88,9 @@ def local_cluster(
     client_port: int,
     metrics_port: int,
     nodes: int = 2,
+    cpus: int = 1,
 ) -> Iterator[dict]:
-    """A head node and `nodes - 1` more (1 CPU each); yields the environment clients need.
+    """A head node and `nodes - 1` more (`cpus` each); yields the environment clients need.
 
     Each node exports Prometheus metrics; the head's on `metrics_port`. Every agent port
     is chosen here, so that the cluster never collides with another Ray on this machine.
@@ -111,7 +112,7 @@ def local_cluster(
             "start",
             "--head",
             f"--port={port}",
-            "--num-cpus=1",
+            f"--num-cpus={cpus}",
             "--dashboard-host=127.0.0.1",
             f"--dashboard-port={dashboard_port}",
             f"--ray-client-server-port={client_port}",
@@ -125,7 +126,7 @@ def local_cluster(
             node = ray(
                 "start",
                 f"--address=127.0.0.1:{port}",
-                "--num-cpus=1",
+                f"--num-cpus={cpus}",
                 "--disable-usage-stats",
                 *_agent_ports(),
                 env=env,

@@ -2,6 +2,8 @@
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,32 @@ def raypipe(*args, cwd=None):
     return subprocess.run(
         [*RAYPIPE, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
     )
+
+
+def assert_renders_in_chromium(page: Path, tmp_path: Path, manifest: dict) -> None:
+    """Headless Chromium parses the report offline and lays out every chart."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium is not installed (.ci/run installs it)")
+    screenshot = tmp_path / "report.png"
+    headless = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,3000"]
+    shown = subprocess.run(
+        [*headless, f"--screenshot={screenshot}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    dom = shown.stdout
+    charts = re.findall(r'<svg role="img" aria-label="([^"]+)"', dom)
+    assert {
+        "Documents remaining after each stage",
+        "Rejected documents by reason",
+        "Kept documents by length",
+        "Most frequent tokens",
+    } <= set(charts), charts
+    assert dom.count('class="bar"') >= len(manifest["rejected"]) + 3
+    assert screenshot.stat().st_size > 10_000
 
 
 def write_config(tmp_path, corpus, **extra):
@@ -46,6 +74,8 @@ def test_run_prints_summary_and_paths(tmp_path, mini_corpus):
     assert "documents in" in done.stderr and "exact_duplicate" in done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["seq_len"] == 512
+    assert f"report:   {out}/report.html" in done.stdout
+    assert_renders_in_chromium(out / "report.html", tmp_path, manifest)
     again = raypipe("run", str(write_config(tmp_path, mini_corpus)), "--set", "pack.seq_len=512")
     assert again.returncode == 0 and "already committed" in again.stderr
 

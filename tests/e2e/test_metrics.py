@@ -39,7 +39,9 @@ def test_metrics_appear_during_a_run_and_the_dashboard_queries_exist(tmp_path, m
     ports = free_ports(4)
     ray_dir = Path(tempfile.mkdtemp(prefix="rpm-", dir="/tmp"))
     seen: set[str] = set()
-    with local_cluster(ray_dir, *ports, nodes=1) as env:
+    # One node, so that every worker exports on the endpoint scraped here; two CPUs, so
+    # that stage actors and read tasks run side by side.
+    with local_cluster(ray_dir, *ports, nodes=1, cpus=2) as env:
         run = subprocess.Popen(
             [
                 str(BIN / "raypipe"),

@@ -1,0 +1,50 @@
+"""report.html from a manifest and report: every chart drawn from the run's own counts."""
+
+import re
+
+import numpy as np
+
+from raypipe.accounting import length_bins
+from raypipe.report.html import render
+
+MANIFEST = {
+    "fingerprint": "0123456789abcdef0123",
+    "files": 2,
+    "documents_in": 10,
+    "documents_out": 6,
+    "rejected": {"heuristic:min_words": 3, "exact_duplicate": 1},
+    "rejected_by_stage": {"quality": 3, "dedup": 1},
+    "sources": {"web": {"documents_cleaned": 7}},
+}
+
+
+def test_length_bins_are_powers_of_two():
+    bins = length_bins(np.array([1, 2, 3, 4, 1000, 1023, 1024]))
+    assert bins[0] == 1 and bins[1] == 2 and bins[2] == 1 and bins[9] == 2 and bins[10] == 1
+    assert sum(bins) == 7
+
+
+def test_funnel_rejects_and_lengths_come_from_the_counts():
+    report = {
+        "languages": {"en": 5, "de": 1},
+        "length_bins": length_bins(np.array([100, 200, 5000, 5000, 6000, 7000])),
+    }
+    page = render(MANIFEST, report)
+    titles = re.findall(r'aria-label="([^"]+)"', page)
+    assert titles == [
+        "Documents remaining after each stage",
+        "Rejected documents by reason",
+        "Kept documents by length",
+        "Kept documents by language",
+        "Documents kept after cleaning, per source",
+    ]
+    funnel = re.findall(r"<title>([^<]+)</title>", page)
+    assert funnel[1:4] == ["read: 10", "after quality: 7", "after dedup: 6"]
+    assert "heuristic:min_words: 3" in funnel and "en: 5" in funnel
+    assert "<script" not in page and "http" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_labels_are_escaped():
+    manifest = {**MANIFEST, "rejected": {"<b>x</b>": 1}}
+    page = render(manifest, {"languages": {}, "length_bins": [0] * 32})
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
