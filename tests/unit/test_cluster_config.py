@@ -7,6 +7,8 @@ import jsonschema
 import ray.autoscaler
 import yaml
 
+from raypipe.config import load_config
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -30,3 +32,12 @@ def test_schema_validation_is_not_vacuous():
     except jsonschema.ValidationError:
         return
     raise AssertionError("a broken config passed the schema")
+
+
+def test_every_shipped_config_is_valid():
+    configs = [*ROOT.glob("jobs/configs/*.yaml"), *ROOT.glob("examples/*.yaml")]
+    assert len(configs) >= 4
+    for path in configs:
+        load_config(path)  # raises ConfigError naming the key
+    crawl = load_config(ROOT / "jobs/configs/crawl.yaml")
+    assert crawl.ray.max_actors and crawl.output.path.startswith("s3://")
