@@ -34,8 +34,10 @@ class InputConfig(Section):
         default_factory=list,
         description="Files, folders or globs; local or s3:// (or per source, in `sources`)",
     )
-    format: Literal["auto", "jsonl", "parquet", "text"] = Field(
-        "auto", description="auto = from the extension; .gz and .zst are read transparently"
+    format: Literal["auto", "jsonl", "parquet", "text", "warc", "html"] = Field(
+        "auto",
+        description="auto = from the extension (.warc, .html/.htm too); .gz and .zst are read "
+        "transparently",
     )
     text_field: str = Field("text", description="Field holding the document text")
     id_field: str | None = Field(
@@ -50,6 +52,17 @@ class InputConfig(Section):
     )
     max_doc_bytes: int = Field(
         10_000_000, ge=1, description="Larger documents are rejected (reason too_large)"
+    )
+    html_field: str | None = Field(
+        None,
+        description="JSONL/Parquet field holding raw HTML: such rows get their text from the "
+        "extract stage",
+    )
+    max_page_bytes: int = Field(
+        1 << 20,
+        ge=1_024,
+        description="HTML pages are cut to this many bytes before extraction (Common Crawl "
+        "also truncates at 1 MiB)",
     )
 
 
@@ -73,6 +86,45 @@ class NormalizeConfig(Section):
     strip_html: bool = Field(True, description="Remove HTML tags and decode entities")
     remove_urls: bool = Field(False, description="Remove http(s):// and www. URLs")
     nfc: bool = Field(True, description="Unicode NFC normalization")
+
+
+class ExtractConfig(Section):
+    engine: Literal["resiliparse", "trafilatura"] = Field(
+        "resiliparse",
+        description="Main-content extraction from HTML: resiliparse (fast) or trafilatura "
+        "(slower, often more precise)",
+    )
+
+
+class LangidConfig(Section):
+    enabled: bool = True
+    languages: list[str] = Field(
+        default_factory=list,
+        description="ISO codes to keep, e.g. [en, de]; empty = annotate language and "
+        "language_score only, reject nothing",
+    )
+    threshold: float = Field(
+        0.65,
+        ge=0,
+        le=1,
+        description="With languages set, a kept language scoring below this is rejected "
+        "(reason language_score); FineWeb uses 0.65, 0.8 suits clean English",
+    )
+    thresholds: dict[str, float] = Field(
+        default_factory=dict, description="Per-language thresholds overriding threshold"
+    )
+    model_path: str | None = Field(
+        None,
+        description="A fastText language-ID model (lid.176.bin, GlotLID); unset = the bundled "
+        "lid.176.ftz",
+    )
+
+    @field_validator("thresholds")
+    @classmethod
+    def _probabilities(cls, value: dict[str, float]) -> dict[str, float]:
+        if bad := {k: v for k, v in value.items() if not 0 <= v <= 1}:
+            raise ValueError(f"thresholds must be within 0..1, got {bad}")
+        return value
 
 
 class HeuristicConfig(Section):
@@ -194,7 +246,9 @@ class PipelineConfig(Section):
         description="End-of-document token; unset = the tokenizer's own (<|endoftext|>, </s>, ...)",
     )
     seed: int = Field(0, ge=0, description="Seed of every random choice (shuffle, hashing)")
+    extract: ExtractConfig = ExtractConfig()
     normalize: NormalizeConfig = NormalizeConfig()
+    langid: LangidConfig = LangidConfig()
     quality: QualityConfig = QualityConfig()
     dedup: DedupConfig = DedupConfig()
     tokenize: TokenizeConfig = TokenizeConfig()

@@ -24,6 +24,8 @@ from raypipe.io.readers import read_file
 from raypipe.manifest import build_manifest
 from raypipe.runtime import connect, use_storage
 from raypipe.stages import Stage
+from raypipe.stages.extract import Extract
+from raypipe.stages.langid import Langid
 from raypipe.stages.normalize import Normalize
 from raypipe.stages.quality import Quality
 from raypipe.tokenizer import load_tokenizer
@@ -32,9 +34,11 @@ from raypipe.workers import InputFile
 
 def document_stages(cfg: PipelineConfig) -> list[Stage]:
     """Phase 1: what happens to each document, in order."""
-    stages: list[Stage] = []
+    stages: list[Stage] = [Extract(cfg.extract)]  # a no-op on batches without html
     if cfg.normalize.enabled:
         stages.append(Normalize(cfg.normalize))
+    if cfg.langid.enabled:
+        stages.append(Langid(cfg.langid))
     if cfg.quality.enabled:
         stages.append(Quality(cfg.quality))
     stages.append(DedupKeys(cfg.dedup))

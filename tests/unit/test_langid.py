@@ -1,0 +1,81 @@
+"""The langid stage: the real lid.176 model, batched, equal to raw fastText predict."""
+
+import json
+from pathlib import Path
+
+import fasttext
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from raypipe.batch import reject
+from raypipe.config import ConfigError, LangidConfig
+from raypipe.stages.langid import Langid, bundled_model
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+TEXTS = {
+    "en": "The weather was fine, so we walked along the river to the old mill.",
+    "de": "Das Wetter war schön, also gingen wir am Fluss entlang zur alten Mühle.",
+    "fr": "Il faisait beau, alors nous avons marché le long de la rivière jusqu'au moulin.",
+    "short": "ok",
+}
+
+
+def batch_of(texts: list[str]) -> pa.Table:
+    n = len(texts)
+    return pa.table(
+        {
+            "uid": list(range(n)),
+            "id": [str(i) for i in range(n)],
+            "source": ["s"] * n,
+            "text": texts,
+            "stage": pa.nulls(n, pa.string()),
+            "reason": pa.nulls(n, pa.string()),
+        }
+    )
+
+
+def mini_texts() -> list[str]:
+    lines = (FIXTURES / "mini.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines]
+
+
+def test_annotations_equal_raw_fasttext_predict():
+    texts = mini_texts() + list(TEXTS.values())
+    out = Langid(LangidConfig())(batch_of(texts))
+    raw = fasttext.FastText._FastText(model_path=str(bundled_model()))
+    for text, language, score in zip(
+        texts, out["language"].to_pylist(), out["language_score"].to_numpy(), strict=True
+    ):
+        labels, scores = raw.predict(" ".join(text.splitlines()), k=1)
+        assert language == labels[0].removeprefix("__label__")
+        assert score == np.float32(scores[0])
+    assert out["language_score"].type == pa.float32()
+    # Annotating only: the default rejects nothing, whatever the language.
+    assert out["reason"].null_count == len(texts)
+    assert {"de", "hi", "th", "zh", "pl", "sw", "en"} <= set(out["language"].to_pylist())
+
+
+def test_keep_list_and_thresholds():
+    texts = [TEXTS["en"], TEXTS["de"], TEXTS["fr"], TEXTS["short"]]
+    out = Langid(LangidConfig(languages=["en", "de"], threshold=0.5))(batch_of(texts))
+    reasons = out["reason"].to_pylist()
+    assert reasons[:3] == [None, None, "language"]
+    assert out["text"][2].as_py() == "" and out["stage"][2].as_py() == "langid"
+    strict = Langid(LangidConfig(languages=["en", "de"], thresholds={"de": 1.0}))
+    assert strict(batch_of(texts))["reason"].to_pylist()[:2] == [None, "language_score"]
+
+
+def test_rejected_rows_are_not_annotated():
+    batch = batch_of([TEXTS["en"], TEXTS["fr"]])
+    batch = reject(batch, np.array([False, True]), "read", "too_large")
+    out = Langid(LangidConfig(languages=["en"]))(batch)
+    assert out["language"].to_pylist() == ["en", None]
+    assert out["reason"].to_pylist() == [None, "too_large"]
+
+
+def test_missing_model_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="langid.model_path"):
+        Langid(LangidConfig(model_path=str(tmp_path / "lid.176.bin")))
+    with pytest.raises(ValueError, match="thresholds"):
+        LangidConfig(thresholds={"en": 1.5})
