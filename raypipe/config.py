@@ -103,9 +103,9 @@ def _fraction(default: float, meaning: str) -> Any:
 
 
 class GopherQualityConfig(Section):
-    """Rae et al. 2021 (Gopher), appendix A.1.1."""
-
-    enabled: bool = False
+    enabled: bool = Field(
+        False, description="Gopher quality rules (Rae et al. 2021, appendix A.1.1)"
+    )
     languages: list[str] = _languages("gopher_quality")
     min_words: int = Field(
         50, ge=0, description="Fewer words (not counting symbols): gopher_quality:min_words"
@@ -142,9 +142,7 @@ class GopherQualityConfig(Section):
 
 
 class GopherRepetitionConfig(Section):
-    """Rae et al. 2021 (Gopher), table A1."""
-
-    enabled: bool = False
+    enabled: bool = Field(False, description="Gopher repetition rules (Rae et al. 2021, table A1)")
     languages: list[str] = _languages("gopher_repetition")
     dup_line_frac: float = _fraction(
         0.3, "Share of lines repeating an earlier line above: gopher_repetition:dup_line_frac"
@@ -180,9 +178,10 @@ class GopherRepetitionConfig(Section):
 
 
 class C4Config(Section):
-    """Raffel et al. 2020 (C4), section 2.2. Keeps only a page's sentence lines."""
-
-    enabled: bool = False
+    enabled: bool = Field(
+        False,
+        description="C4 page cleaning (Raffel et al. 2020, section 2.2): keeps only sentence lines",
+    )
     languages: list[str] = _languages("c4")
     min_words_per_line: int = Field(3, ge=0, description="Lines with fewer words are removed")
     min_sentences: int = Field(
@@ -194,9 +193,7 @@ class C4Config(Section):
 
 
 class FineWebConfig(Section):
-    """Penedo et al. 2024 (FineWeb), section 3.3."""
-
-    enabled: bool = False
+    enabled: bool = Field(False, description="FineWeb rules (Penedo et al. 2024, section 3.3)")
     languages: list[str] = _languages("fineweb")
     min_line_punct_ratio: float = _fraction(
         0.12, "Share of lines ending in sentence punctuation below: fineweb:line_punct_ratio"
