@@ -142,9 +142,135 @@ class HeuristicConfig(Section):
     )
 
 
+def _languages(filter_name: str) -> Any:
+    return Field(
+        default_factory=lambda: ["en"],
+        description=f"Languages (the `language` column) {filter_name} applies to; others pass "
+        "it. Empty = all. Without a langid stage it applies to every document",
+    )
+
+
+def _fraction(default: float, meaning: str) -> Any:
+    return Field(default, ge=0, le=1, description=meaning)
+
+
+class GopherQualityConfig(Section):
+    enabled: bool = Field(
+        False, description="Gopher quality rules (Rae et al. 2021, appendix A.1.1)"
+    )
+    languages: list[str] = _languages("gopher_quality")
+    min_words: int = Field(
+        50, ge=0, description="Fewer words (not counting symbols): gopher_quality:min_words"
+    )
+    max_words: int = Field(100_000, ge=1, description="More words: gopher_quality:max_words")
+    min_mean_word_length: float = Field(
+        3, ge=0, description="Shorter mean word length: gopher_quality:mean_word_length"
+    )
+    max_mean_word_length: float = Field(
+        10, ge=0, description="Longer mean word length: gopher_quality:mean_word_length"
+    )
+    max_hash_ratio: float = Field(
+        0.1, ge=0, description="More '#' per word: gopher_quality:hash_ratio"
+    )
+    max_ellipsis_ratio: float = Field(
+        0.1, ge=0, description="More ellipses per word: gopher_quality:ellipsis_ratio"
+    )
+    max_bullet_lines: float = _fraction(
+        0.9, "Share of lines starting with a bullet above: gopher_quality:bullet_lines"
+    )
+    max_ellipsis_lines: float = _fraction(
+        0.3, "Share of lines ending with an ellipsis above: gopher_quality:ellipsis_lines"
+    )
+    min_alpha_words: float = _fraction(
+        0.8, "Share of words with a letter below: gopher_quality:alpha_words"
+    )
+    min_stop_words: int = Field(
+        2, ge=0, description="Fewer distinct stop words: gopher_quality:stop_words"
+    )
+    stop_words: list[str] = Field(
+        default_factory=lambda: ["the", "be", "to", "of", "and", "that", "have", "with"],
+        description="The stop words min_stop_words counts (case-sensitive)",
+    )
+
+
+class GopherRepetitionConfig(Section):
+    enabled: bool = Field(False, description="Gopher repetition rules (Rae et al. 2021, table A1)")
+    languages: list[str] = _languages("gopher_repetition")
+    dup_line_frac: float = _fraction(
+        0.3, "Share of lines repeating an earlier line above: gopher_repetition:dup_line_frac"
+    )
+    dup_para_frac: float = _fraction(
+        0.3, "Share of paragraphs repeating an earlier one above: gopher_repetition:dup_para_frac"
+    )
+    dup_line_char_frac: float = _fraction(
+        0.2, "Share of characters in repeated lines above: gopher_repetition:dup_line_char_frac"
+    )
+    dup_para_char_frac: float = _fraction(
+        0.2,
+        "Share of characters in repeated paragraphs above: gopher_repetition:dup_para_char_frac",
+    )
+    top_ngram_char_frac: dict[int, float] = Field(
+        default_factory=lambda: {2: 0.2, 3: 0.18, 4: 0.16},
+        description="n: share of characters in the most frequent word n-gram above which "
+        "gopher_repetition:top_<n>_gram",
+    )
+    dup_ngram_char_frac: dict[int, float] = Field(
+        default_factory=lambda: {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.1},
+        description="n: share of characters in repeated word n-grams above which "
+        "gopher_repetition:dup_<n>_gram",
+    )
+
+    @field_validator("top_ngram_char_frac", "dup_ngram_char_frac")
+    @classmethod
+    def _ngram_fractions(cls, value: dict[int, float]) -> dict[int, float]:
+        for n, fraction in value.items():
+            if not 2 <= n <= 20 or not 0 <= fraction <= 1:
+                raise ValueError(f"{n}: {fraction}: n must be 2..20 and the fraction 0..1")
+        return value
+
+
+class C4Config(Section):
+    enabled: bool = Field(
+        False,
+        description="C4 page cleaning (Raffel et al. 2020, section 2.2): keeps only sentence lines",
+    )
+    languages: list[str] = _languages("c4")
+    min_words_per_line: int = Field(3, ge=0, description="Lines with fewer words are removed")
+    min_sentences: int = Field(
+        5, ge=0, description="Pages with fewer sentences left: c4:min_sentences"
+    )
+    max_word_length: int = Field(
+        1000, ge=1, description="Lines with a longer word (characters) are removed"
+    )
+
+
+class FineWebConfig(Section):
+    enabled: bool = Field(False, description="FineWeb rules (Penedo et al. 2024, section 3.3)")
+    languages: list[str] = _languages("fineweb")
+    min_line_punct_ratio: float = _fraction(
+        0.12, "Share of lines ending in sentence punctuation below: fineweb:line_punct_ratio"
+    )
+    max_short_line_ratio: float = _fraction(
+        0.67, "Share of short lines above: fineweb:short_line_ratio"
+    )
+    short_line_length: int = Field(
+        30, ge=1, description="Lines of at most this many characters are short"
+    )
+    max_dup_line_char_ratio: float = _fraction(
+        0.1, "Share of characters in repeated lines above: fineweb:char_dup_ratio"
+    )
+    max_newline_word_ratio: float = Field(
+        0.3, ge=0, description="Line breaks per word above (list-like): fineweb:list_ratio"
+    )
+
+
 class QualityConfig(Section):
     enabled: bool = True
     heuristic: HeuristicConfig = HeuristicConfig()
+    gopher_repetition: GopherRepetitionConfig = GopherRepetitionConfig()
+    gopher_quality: GopherQualityConfig = GopherQualityConfig()
+    c4: C4Config = C4Config()
+    fineweb: FineWebConfig = FineWebConfig()
 
 
 class SourceConfig(Section):

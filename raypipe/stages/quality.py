@@ -1,31 +1,22 @@
-"""Quality filters: documents that are not prose a model should learn from."""
+"""Quality filters: documents that are not prose a model should learn from.
+
+Rules run in the order of FineWeb's recipe: heuristic, gopher_repetition, gopher_quality,
+c4, fineweb; the first rule a document fails names its reason. c4 also removes the lines
+that are not sentences, and the rules after it see the cleaned page.
+"""
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import pyarrow as pa
 
-from raypipe.batch import alive_texts, reject
-from raypipe.config import HeuristicConfig, QualityConfig
-
-_WORD = re.compile(r"\S+")
-_SYMBOL = re.compile(r"[^\w\s]|_")
-
-
-def heuristic_reason(text: str, cfg: HeuristicConfig) -> str | None:
-    """The classic three: too few words, shouting, or mostly symbols."""
-    words = _WORD.findall(text)
-    if len(words) < cfg.min_words:
-        return "heuristic:min_words"
-    caps = sum(1 for word in words if word.isupper())
-    if words and caps / len(words) > cfg.max_caps_word_ratio:
-        return "heuristic:caps_words"
-    visible = len(text) - sum(1 for ch in text if ch.isspace())
-    if visible and len(_SYMBOL.findall(text)) / visible > cfg.max_symbol_ratio:
-        return "heuristic:symbols"
-    return None
+from raypipe.batch import alive_texts, reject, scatter, set_column
+from raypipe.config import QualityConfig
+from raypipe.quality.c4 import clean_page
+from raypipe.quality.fineweb import fineweb_reason
+from raypipe.quality.gopher import quality_reason, repetition_reason
+from raypipe.quality.heuristic import heuristic_reason
+from raypipe.quality.words import splitter
 
 
 class Quality:
@@ -33,11 +24,57 @@ class Quality:
 
     def __init__(self, cfg: QualityConfig):
         self.cfg = cfg
+        self.word_rules = [
+            rule
+            for rule in (cfg.gopher_repetition, cfg.gopher_quality, cfg.c4, cfg.fineweb)
+            if rule.enabled
+        ]
+        # loads spaCy's tokenizer rules once per worker, only when a rule counts words
+        self.split = splitter() if self.word_rules else None
+
+    def judge(self, text: str, language: str | None) -> tuple[str | None, str]:
+        """(reason or None, the text as the rules leave it)."""
+        cfg = self.cfg
+        if cfg.heuristic.enabled and (reason := heuristic_reason(text, cfg.heuristic)):
+            return reason, text
+        words: list[str] | None = None
+        for rule in self.word_rules:
+            if language is not None and rule.languages and language not in rule.languages:
+                continue
+            if rule is cfg.c4:
+                reason, cleaned = clean_page(text, self.split, rule)
+                if cleaned != text:
+                    text, words = cleaned, None
+            else:
+                words = self.split(text) if words is None else words
+                if rule is cfg.gopher_repetition:
+                    reason = repetition_reason(text, words, rule)
+                elif rule is cfg.gopher_quality:
+                    reason = quality_reason(text, words, rule)
+                else:
+                    reason = fineweb_reason(text, words, rule)
+            if reason:
+                return reason, text
+        return None, text
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         rows, texts = alive_texts(batch)
-        if not self.cfg.heuristic.enabled or not len(rows):
+        if not len(rows) or not (self.cfg.heuristic.enabled or self.word_rules):
             return batch
+        languages = (
+            batch["language"].take(pa.array(rows)).to_pylist()
+            if "language" in batch.column_names
+            else [None] * len(rows)
+        )
         reasons = np.full(batch.num_rows, None, dtype=object)
-        reasons[rows] = [heuristic_reason(text, self.cfg.heuristic) for text in texts]
+        changed_rows, changed_texts = [], []
+        for row, text, language in zip(rows.tolist(), texts, languages, strict=True):
+            reasons[row], kept = self.judge(text, language)
+            if kept != text:
+                changed_rows.append(row)
+                changed_texts.append(kept)
+        if changed_rows:
+            batch = set_column(
+                batch, "text", scatter(batch, np.array(changed_rows), changed_texts, "text")
+            )
         return reject(batch, np.ones(batch.num_rows, bool), self.name, reasons)
