@@ -25,6 +25,7 @@ from raypipe.manifest import build_manifest
 from raypipe.runtime import connect, use_storage
 from raypipe.stages import Stage
 from raypipe.stages.normalize import Normalize
+from raypipe.stages.pii import Pii
 from raypipe.stages.quality import Quality
 from raypipe.tokenizer import load_tokenizer
 from raypipe.workers import InputFile
@@ -37,6 +38,8 @@ def document_stages(cfg: PipelineConfig) -> list[Stage]:
         stages.append(Normalize(cfg.normalize))
     if cfg.quality.enabled:
         stages.append(Quality(cfg.quality))
+    if cfg.pii.enabled:
+        stages.append(Pii(cfg.pii))
     stages.append(DedupKeys(cfg.dedup))
     return stages
 
