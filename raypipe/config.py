@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -273,6 +274,75 @@ class QualityConfig(Section):
     fineweb: FineWebConfig = FineWebConfig()
 
 
+def _pii_entity(name: str, threshold: float, enabled: bool = True) -> type[Section]:
+    """A `{enabled, threshold}` section with this entity's own defaults."""
+    return create_model(
+        name,
+        __base__=Section,
+        enabled=(bool, enabled),
+        threshold=(
+            float,
+            Field(
+                threshold,
+                ge=0,
+                le=1,
+                description="Mask spans whose Presidio score (after validation and context "
+                "words) is at least this",
+            ),
+        ),
+    )
+
+
+PiiEmail = _pii_entity("PiiEmail", 0.5)
+PiiPhone = _pii_entity("PiiPhone", 0.4)
+PiiIp = _pii_entity("PiiIp", 0.6)
+PiiCreditCard = _pii_entity("PiiCreditCard", 0.5)
+PiiSsn = _pii_entity("PiiSsn", 0.4)
+PiiIban = _pii_entity("PiiIban", 0.5)
+PiiPerson = _pii_entity("PiiPerson", 0.85, enabled=False)
+
+
+class PiiConfig(Section):
+    enabled: bool = Field(False, description="Mask personal data (Presidio recognizers)")
+    style: Literal["tag", "placeholder", "hash"] = Field(
+        "tag",
+        description="tag = <EMAIL_ADDRESS>; placeholder = email@example.com, 192.0.2.1, ...; "
+        "hash = <EMAIL_ADDRESS:salted hash>, the same pseudonym for the same value",
+    )
+    salt_env: str = Field(
+        "RAYPIPE_PII_SALT",
+        description="Environment variable holding the secret salt of style hash (the salt "
+        "itself is never logged or written)",
+    )
+    allow: list[str] = Field(
+        default_factory=lambda: [
+            "example.com",
+            "example.org",
+            "example.net",
+            "192.0.2.0/24",
+            "198.51.100.0/24",
+            "203.0.113.0/24",
+            "2001:db8::/32",
+        ],
+        description="Never masked: exact values, e-mail domains (with subdomains), IP networks",
+    )
+    email_address: PiiEmail = PiiEmail()
+    phone_number: PiiPhone = PiiPhone()
+    ip_address: PiiIp = PiiIp()
+    credit_card: PiiCreditCard = PiiCreditCard()
+    us_ssn: PiiSsn = PiiSsn()
+    iban_code: PiiIban = PiiIban()
+    person: PiiPerson = PiiPerson()  # names need spaCy NER: many times slower
+
+    def thresholds(self) -> dict[str, float]:
+        """Presidio entity name -> threshold, for the enabled entities."""
+        return {
+            name.upper(): section.threshold
+            for name in type(self).model_fields
+            if isinstance(section := getattr(self, name), BaseModel) and section.enabled
+        }
+
+
 class SourceConfig(Section):
     """One named source of a mixture."""
 
@@ -376,6 +446,7 @@ class PipelineConfig(Section):
     normalize: NormalizeConfig = NormalizeConfig()
     langid: LangidConfig = LangidConfig()
     quality: QualityConfig = QualityConfig()
+    pii: PiiConfig = PiiConfig()
     dedup: DedupConfig = DedupConfig()
     tokenize: TokenizeConfig = TokenizeConfig()
     pack: PackConfig = PackConfig()

@@ -27,6 +27,7 @@ from raypipe.stages import Stage
 from raypipe.stages.extract import Extract
 from raypipe.stages.langid import Langid
 from raypipe.stages.normalize import Normalize
+from raypipe.stages.pii import Pii
 from raypipe.stages.quality import Quality
 from raypipe.tokenizer import load_tokenizer
 from raypipe.workers import InputFile
@@ -41,6 +42,8 @@ def document_stages(cfg: PipelineConfig) -> list[Stage]:
         stages.append(Langid(cfg.langid))
     if cfg.quality.enabled:
         stages.append(Quality(cfg.quality))
+    if cfg.pii.enabled:
+        stages.append(Pii(cfg.pii))
     stages.append(DedupKeys(cfg.dedup))
     return stages
 
