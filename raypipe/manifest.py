@@ -37,6 +37,7 @@ def build_manifest(
     shards: list[dict],
     run_fp: str,
     files: int,
+    near: dict | None = None,
 ) -> dict:
     """Write report.json, then manifest.json; return the manifest."""
     out = cfg.output.path
@@ -59,12 +60,16 @@ def build_manifest(
         "config": cfg.model_dump(mode="json"),
         "rejects": "rejects/",
     }
+    if near is not None:  # cluster sizes and the share of documents removed
+        manifest["near_duplicates"] = near
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
         report = dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len)
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
         report["sources"] = manifest["sources"]
+        if near is not None:
+            report["near_duplicates"] = near
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],

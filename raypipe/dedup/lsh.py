@@ -18,6 +18,7 @@ shard or driver ever holds all edges.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -25,9 +26,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import ray
+import ray.data
 
 from raypipe.config import NearDedupConfig
 from raypipe.dedup.minhash import MinHasher, estimated_jaccard, mix64, signature_array
+from raypipe.io import storage
+from raypipe.runtime import cluster_cpus
 
 SIZE_BINS = (2, 3, 5, 9, 17, 33, 65, 129)  # cluster sizes 2, 3-4, 5-8, ..., 129+
 
@@ -88,6 +94,11 @@ class LshShard:
         """Documents already removed (exact duplicates): linked like the rest, never listed."""
         self.excluded_parts.append(uids)
         return len(uids)
+
+    def footprint(self) -> int:
+        """Bytes held for band entries and documents (during ingestion: the steady state)."""
+        bands = sum(array.nbytes for part in self.band_parts for array in part)
+        return bands + sum(table.nbytes for table in self.node_parts)
 
     def seal(self) -> int:
         """End of ingestion: index the documents, turn buckets into edges; return edges."""
@@ -334,7 +345,108 @@ def near_duplicates_here(
     def call(shard: LshShard, method: str, n: int, *args: Any) -> Any:
         return getattr(shard, method)(*args)
 
+    held = sum(shard.footprint() for shard in pool)
     stats = components(pool, call, lambda values: values, cfg.verify)
+    stats["shard_bytes"] = held
     removed = pa.concat_tables(removals(pool, call, "removed"))
     stats["cluster_sizes"] = merge_histograms(shard.histogram() for shard in pool)
     return removed.sort_by("uid"), stats
+
+
+# -- on Ray: one actor per shard -------------------------------------------------------
+ATTEMPTS = 3  # a lost shard actor costs a rerun of the phase from the checkpoint
+
+
+@ray.remote(num_cpus=0, max_restarts=0, scheduling_strategy="SPREAD")
+class ShardActor(LshShard):
+    def publish(self, folder: str, *keeper_ids: pa.Array) -> int:
+        """Write this shard's removed documents (named after the shard: a rerun rewrites)."""
+        table = self.removed(*keeper_ids)
+        if table.num_rows:
+            sink = pa.BufferOutputStream()
+            pq.write_table(table, sink, compression="zstd")
+            name = f"part-{self.index:05d}-of-{self.shards:05d}.parquet"
+            storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
+        return table.num_rows
+
+    def ping(self) -> bool:
+        return True
+
+
+def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
+    parts = route(batch, MinHasher(cfg), len(pool), cfg.verify)
+    added = ray.get([shard.add.remote(*part) for shard, part in zip(pool, parts, strict=True)])
+    return pa.table({"documents": [sum(added)]})
+
+
+def _exclude(batch: pa.Table, pool: list) -> pa.Table:
+    uids = batch["uid"].to_numpy()
+    owner = owner_of(uids, len(pool))
+    ray.get([shard.exclude.remote(uids[owner == j]) for j, shard in enumerate(pool)])
+    return pa.table({"documents": [len(uids)]})
+
+
+def _total(counts: ray.data.Dataset) -> int:
+    """Run a plan whose rows are counts (one per batch) and add them up here."""
+    return sum(row["documents"] for row in counts.iter_rows())
+
+
+def _ray_call(actor: Any, method: str, n: int, *args: Any) -> Any:
+    return getattr(actor, method).options(num_returns=n).remote(*args)
+
+
+def _cluster(
+    pool: list, clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
+) -> dict:
+    signed = ray.data.read_parquet(clean_dir, columns=["uid", "id", "source", "rank", "minhash"])
+    sent = signed.map_batches(_send, fn_kwargs={"pool": pool, "cfg": cfg}, batch_format="pyarrow")
+    documents = _total(sent)
+    if excluded_dir is not None:
+        _total(
+            ray.data.read_parquet(excluded_dir, columns=["uid"]).map_batches(
+                _exclude, fn_kwargs={"pool": pool}, batch_format="pyarrow"
+            )
+        )
+    held = sum(ray.get([shard.footprint.remote() for shard in pool]))
+    stats = components(pool, _ray_call, ray.get, cfg.verify)
+    stats["shard_bytes"] = held
+    removed = sum(ray.get(removals(pool, _ray_call, "publish", folder)))
+    sizes = merge_histograms(ray.get([shard.histogram.remote() for shard in pool]))
+    summary = {"documents": documents, "removed": removed, "clusters": sum(sizes.values())}
+    return {
+        "drops": {"near_duplicate": removed},
+        "near": {**summary, **stats, "cluster_sizes": sizes},
+    }
+
+
+def _lost_a_shard(pool: list) -> bool:
+    for shard in pool:
+        try:
+            ray.get(shard.ping.remote(), timeout=60)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            return True
+    return False
+
+
+def near_duplicates(
+    clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
+) -> dict:
+    """Phase 2b: near-duplicates of the clean checkpoint's documents, written to `folder`.
+
+    `excluded_dir` lists documents exact dedup already removed. The result does not depend
+    on the number of shards (at least 2, so every shard call returns a list of parts).
+    """
+    shards = max(2, cluster_cpus())
+    permutations = cfg.bands * cfg.rows
+    threshold = cfg.threshold if cfg.verify else None
+    for attempt in itertools.count(1):
+        pool = [ShardActor.remote(j, shards, permutations, threshold) for j in range(shards)]
+        try:
+            return _cluster(pool, clean_dir, excluded_dir, folder, cfg)
+        except Exception:
+            if attempt == ATTEMPTS or not _lost_a_shard(pool):
+                raise
+            storage.remove(folder)
+        finally:
+            for shard in pool:
+                ray.kill(shard)
