@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from raypipe.config import ConfigError, load_config
+from raypipe.config import ConfigError, PipelineConfig, build_config, load_config
 from raypipe.io import storage
 from raypipe.io.storage import StorageError
 
@@ -50,6 +50,10 @@ def _summary(manifest: dict) -> Table:
     table.add_row("documents out", f"{manifest['documents_out']:,}")
     for reason, count in sorted(manifest["rejected"].items(), key=lambda kv: -kv[1]):
         table.add_row(f"  rejected: {reason}", f"{count:,}")
+    if near := manifest.get("near_duplicates"):
+        sizes = ", ".join(f"{size}: {n:,}" for size, n in near["cluster_sizes"].items())
+        table.add_row("near-duplicate clusters", f"{near['clusters']:,} ({sizes or 'none'})")
+        table.add_row("  share removed", f"{near['share_removed']:.2%}")
     for entity, count in sorted(manifest.get("masked", {}).items()):
         table.add_row(f"  masked: {entity}", f"{count:,}")
     if "tokens" in manifest:
@@ -75,9 +79,36 @@ def run(
     ] = None,
 ) -> None:
     """Run the pipeline end to end and print where the output is."""
+    _run(_config(config, set_, address))
+
+
+@app.command()
+def dedup(
+    input_: Annotated[
+        list[str], typer.Argument(metavar="INPUT", help="Document files, folders or globs")
+    ],
+    out: Annotated[str, typer.Option("--out", "-o", help="Output folder")],
+    set_: SetOpt = None,
+) -> None:
+    """Remove exact and near-duplicate documents; write the kept ones and the rejects ledger."""
+    only_dedup = {
+        "input": {"paths": input_},
+        "output": {"path": out, "format": "parquet"},
+        "tokenizer": None,
+        "normalize": {"enabled": False},
+        "quality": {"enabled": False},
+        "dedup": {"near": {"enabled": True}},
+    }
+    try:
+        cfg = build_config(only_dedup, set_)
+    except ConfigError as error:
+        _fail(str(error))
+    _run(cfg)
+
+
+def _run(cfg: PipelineConfig) -> None:
     from raypipe.pipeline import Pipeline
 
-    cfg = _config(config, set_, address)
     try:
         manifest = Pipeline(cfg, log=lambda m: console.print(f"[cyan]{m}[/]")).run()
     except (ConfigError, StorageError) as error:

@@ -376,6 +376,24 @@ class ExactDedupConfig(Section):
     enabled: bool = Field(True, description="Drop documents whose normalized text is identical")
 
 
+class NearDedupConfig(Section):
+    enabled: bool = Field(
+        False, description="Drop near-duplicates (MinHash LSH), after exact duplicates"
+    )
+    ngram: int = Field(5, ge=1, le=32, description="Words per shingle")
+    bands: int = Field(14, ge=1, le=64, description="LSH bands (bands x rows permutations)")
+    rows: int = Field(8, ge=1, le=32, description="Signature rows per band")
+    threshold: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="With verify, candidate pairs below this estimated Jaccard are not linked",
+    )
+    verify: bool = Field(
+        True, description="Check candidates' estimated Jaccard (removes banding false positives)"
+    )
+
+
 class DedupConfig(Section):
     keeper: Literal["first", "longest"] = Field(
         "first",
@@ -388,6 +406,7 @@ class DedupConfig(Section):
         "earliest listed source",
     )
     exact: ExactDedupConfig = ExactDedupConfig()
+    near: NearDedupConfig = NearDedupConfig()
 
 
 class TokenizeConfig(Section):

@@ -38,6 +38,7 @@ def build_manifest(
     shards: list[dict],
     run_fp: str,
     files: int,
+    near: dict | None = None,
 ) -> dict:
     """Write report.json, then manifest.json; return the manifest."""
     out = cfg.output.path
@@ -65,6 +66,8 @@ def build_manifest(
         "length_bins": cleaned["length_bins"],
         "sources": manifest["sources"],
     }
+    if near is not None:  # cluster sizes and the share of documents removed
+        manifest["near_duplicates"] = report["near_duplicates"] = near
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
         report.update(dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len))

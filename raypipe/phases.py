@@ -37,7 +37,7 @@ TALLY_FANIN = 256  # tallies merged per task on the way to the driver
 LEDGER = pa.schema(
     [(name, pa.string()) for name in ("id", "source", "stage", "reason", "duplicate_of")]
 )
-INTERNAL_COLUMNS = ["uid", "stage", "reason", "text_hash", "rank", "chars"]
+INTERNAL_COLUMNS = ["uid", "stage", "reason", "text_hash", "rank", "chars", "minhash"]
 
 
 def _collect(tallies: ray.data.Dataset) -> dict:
@@ -102,12 +102,12 @@ def _partition_by_hash(batch: pa.Table, partitions: int) -> pa.Table:
     return batch.append_column("partition", pa.array(words[:, 0] % np.uint64(partitions)))
 
 
-def kept_documents(clean_dir: str, dedup_dir: str | None, cfg: RayConfig) -> ray.data.Dataset:
+def kept_documents(clean_dir: str, drop_dirs: list[str], cfg: RayConfig) -> ray.data.Dataset:
     """Alive documents of the checkpoint, minus the duplicates phase 2 dropped."""
     docs = ray.data.read_parquet(clean_dir).map_batches(_alive_rows, batch_format="pyarrow")
-    if dedup_dir is None:
+    if not drop_dirs:
         return docs
-    drops = ray.data.read_parquet(dedup_dir, columns=["uid"])
+    drops = ray.data.read_parquet(drop_dirs, columns=["uid"])
     return docs.join(drops, join_type="left_anti", num_partitions=4 * workers(cfg), on=("uid",))
 
 
@@ -208,27 +208,36 @@ def _expand_copies(
 def write_documents(docs: ray.data.Dataset, cfg: PipelineConfig) -> None:
     target = storage.join(cfg.output.path, "documents")
     storage.remove(target)
-    docs = docs.drop_columns(INTERNAL_COLUMNS)
+    docs = docs.map_batches(_public_columns, batch_format="pyarrow")
     if cfg.output.format == "jsonl":
         docs.write_json(target)
     else:
         docs.write_parquet(target)
 
 
+def _public_columns(batch: pa.Table) -> pa.Table:
+    return batch.drop_columns([c for c in INTERNAL_COLUMNS if c in batch.column_names])
+
+
 # -- the rejects ledger ----------------------------------------------------------------
 def write_ledger(
-    out: str, clean_dir: str, dedup_dir: str | None, tokens_dir: str | None, plan: dict, seed: int
+    out: str,
+    clean_dir: str,
+    drop_dirs: dict[str, str],
+    tokens_dir: str | None,
+    plan: dict,
+    seed: int,
 ) -> None:
     target = storage.join(out, "rejects")
     storage.remove(target)
     rejects = ray.data.read_parquet(clean_dir, columns=["id", "source", "stage", "reason"])
     rejects = rejects.map_batches(_rejected_rows, batch_format="pyarrow")
-    if dedup_dir is not None:
-        drops = ray.data.read_parquet(dedup_dir, columns=["id", "source", "duplicate_of"])
+    for reason, drop_dir in drop_dirs.items():  # reason -> the folder of its drops
+        drops = ray.data.read_parquet(drop_dir, columns=["id", "source", "duplicate_of"])
         rejects = rejects.union(
             drops.map_batches(
                 _as_ledger,
-                fn_kwargs={"stage": "dedup", "reason": "exact_duplicate"},
+                fn_kwargs={"stage": "dedup", "reason": reason},
                 batch_format="pyarrow",
             )
         )

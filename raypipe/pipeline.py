@@ -19,6 +19,8 @@ import pyarrow as pa
 from raypipe import checkpoint, mix, phases
 from raypipe.config import ConfigError, PipelineConfig, load_config
 from raypipe.dedup.exact import DedupKeys
+from raypipe.dedup.lsh import near_duplicates
+from raypipe.dedup.minhash import Signatures
 from raypipe.io import storage
 from raypipe.io.readers import read_file
 from raypipe.manifest import build_manifest
@@ -45,6 +47,8 @@ def document_stages(cfg: PipelineConfig) -> list[Stage]:
     if cfg.pii.enabled:
         stages.append(Pii(cfg.pii))
     stages.append(DedupKeys(cfg.dedup))
+    if cfg.dedup.near.enabled:
+        stages.append(Signatures(cfg.dedup.near))
     return stages
 
 
@@ -105,8 +109,25 @@ class Pipeline:
             if dedup_dir
             else {}
         )
-        drop_dir = dedup_dir if sum(drops.values()) else None
-        kept = phases.kept_documents(folder("clean"), drop_dir, cfg.ray)
+        drop_dirs = {"exact_duplicate": dedup_dir} if dedup_dir and sum(drops.values()) else {}
+        near = None
+        if cfg.dedup.near.enabled:
+            near_dir = folder("near")
+            found = self._phase(
+                "2/3 near duplicates",
+                near_dir,
+                lambda d: near_duplicates(
+                    folder("clean"), drop_dirs.get("exact_duplicate"), d, cfg.dedup.near
+                ),
+            )
+            drops = {**drops, **found["drops"]}
+            if found["drops"]["near_duplicate"]:
+                drop_dirs["near_duplicate"] = near_dir
+            near = found["near"]
+            near["share_removed"] = near["removed"] / max(
+                1, cleaned["kept"] - drops.get("exact_duplicate", 0)
+            )
+        kept = phases.kept_documents(folder("clean"), list(drop_dirs.values()), cfg.ray)
 
         tokens_dir, plan, shards, tokenized = None, {}, [], None
         if cfg.tokenizer:
@@ -124,9 +145,9 @@ class Pipeline:
         else:
             self.log("3/3 write cleaned documents")
             phases.write_documents(kept, cfg)
-        phases.write_ledger(out, folder("clean"), drop_dir, tokens_dir, plan, cfg.seed)
+        phases.write_ledger(out, folder("clean"), drop_dirs, tokens_dir, plan, cfg.seed)
         manifest = build_manifest(
-            cfg, cleaned, drops, tokenized, plan, self.mixture, shards, run_fp, len(files)
+            cfg, cleaned, drops, tokenized, plan, self.mixture, shards, run_fp, len(files), near
         )
         manifest["seconds"] = time.time() - started
         return manifest

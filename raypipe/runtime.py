@@ -51,9 +51,13 @@ def connect(cfg: RayConfig, storage: StorageConfig) -> None:
     context.enable_auto_log_stats = False
 
 
+def cluster_cpus() -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
 def workers(cfg: RayConfig) -> int:
     """How many workers a stage may use: the configured bound, else the CPUs present now."""
-    return cfg.max_actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    return cfg.max_actors or cluster_cpus()
 
 
 def actor_pool(cfg: RayConfig) -> ActorPoolStrategy:

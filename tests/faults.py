@@ -22,6 +22,11 @@ def repeated_corpus(source: Path, target: Path, copies: int) -> Path:
 
 def worker_pids(marker: str) -> list[int]:
     """Ray actor processes running `marker` (Ray titles them ray::MapWorker(...marker...))."""
+    return actor_pids("MapWorker", marker)
+
+
+def actor_pids(actor_class: str, marker: str = "") -> list[int]:
+    """Processes of Ray actors of `actor_class` (titled ray::<class>...) running `marker`."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -30,7 +35,7 @@ def worker_pids(marker: str) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="ignore")
         except OSError:
             continue
-        if cmdline.startswith("ray::MapWorker") and marker in cmdline:
+        if cmdline.startswith(f"ray::{actor_class}") and marker in cmdline:
             pids.append(int(entry.name))
     return pids
 

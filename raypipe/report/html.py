@@ -107,12 +107,14 @@ def render(manifest: dict, report: dict) -> str:
             [(name, s["documents_cleaned"]) for name, s in sources.items()],
         ),
     ]
-    if "clusters" in report:
+    if "near_duplicates" in report:
+        near = report["near_duplicates"]
         parts += [
-            "<h2>Duplicate clusters</h2>",
+            "<h2>Near-duplicate clusters</h2>",
+            f"<p>share of documents removed: {near['share_removed']:.4f}</p>",
             bar_chart(
-                "Duplicate clusters by size (documents)",
-                [(f"size {size}", n) for size, n in sorted(report["clusters"].items(), key=_num)],
+                "Near-duplicate clusters by size (documents)",
+                [(f"size {size}", n) for size, n in near["cluster_sizes"].items()],
             ),
         ]
     if report.get("top_tokens"):
@@ -129,7 +131,3 @@ def render(manifest: dict, report: dict) -> str:
         f"<h1>raypipe report</h1><p>run {escape(manifest['fingerprint'][:16])}</p>"
         f"{''.join(parts)}</body></html>"
     )
-
-
-def _num(item: tuple[str, int]) -> int:
-    return int(item[0])

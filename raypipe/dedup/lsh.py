@@ -1,0 +1,452 @@
+"""Near-duplicate clusters: LSH bucket tables and connected components, spread over shards.
+
+Every shard (one Ray actor, see `near_duplicates`) plays two parts:
+
+* bucket table: it owns the band keys that hash to it. Inside a bucket, each member is
+  linked to the bucket's smallest member (by keeper order), so a bucket of n documents
+  gives n - 1 edges, never n^2 pairs. Edges stay on the shard that found them.
+* node owner: it owns the documents whose uid hashes to it: their keeper order
+  (rank, uid), their current label and, for verification, their signature.
+
+Components come from min-label propagation: each round, every edge shard reads its
+endpoints' labels from their owners, proposes the smaller label of each edge to both
+ends, and owners keep the minimum, until no label changes. The label that survives is
+the component's smallest (rank, uid): the keeper, whatever the order of tasks, retries
+or the number of shards. Only arrays addressed to one shard move between shards; no
+shard or driver ever holds all edges.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import ray
+import ray.data
+
+from raypipe.config import NearDedupConfig
+from raypipe.dedup.minhash import MinHasher, estimated_jaccard, mix64, signature_array
+from raypipe.io import storage
+from raypipe.runtime import cluster_cpus
+
+SIZE_BINS = (2, 3, 5, 9, 17, 33, 65, 129)  # cluster sizes 2, 3-4, 5-8, ..., 129+
+
+
+def owner_of(values: np.ndarray, shards: int) -> np.ndarray:
+    """The shard owning each uid or band key (mixed first: uids are sequential)."""
+    return (mix64(values.astype(np.uint64)) % np.uint64(shards)).astype(np.int64)
+
+
+def bucket_edges(keys: np.ndarray, uids: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """[edges, 2] (member uid, smallest member uid) of every bucket, without repeats."""
+    order = np.lexsort((uids, ranks, keys))
+    keys, uids = keys[order], uids[order]
+    first = np.r_[True, keys[1:] != keys[:-1]]
+    head = uids[np.maximum.accumulate(np.where(first, np.arange(len(keys)), 0))]
+    linked = ~first & (uids != head)  # the same uid twice: a retried batch, not an edge
+    if not linked.any():
+        return np.empty((0, 2), np.int64)
+    return np.unique(np.stack([uids[linked], head[linked]], axis=1), axis=0)
+
+
+def smaller(rank_a, uid_a, rank_b, uid_b) -> np.ndarray:
+    """Where (rank_a, uid_a) comes before (rank_b, uid_b)."""
+    return (rank_a < rank_b) | ((rank_a == rank_b) & (uid_a < uid_b))
+
+
+def size_histogram(sizes: np.ndarray) -> dict[str, int]:
+    """Clusters per size bin ("2", "3-4", ..., "129+")."""
+    edges = [*SIZE_BINS, np.iinfo(np.int64).max]
+    counts = np.histogram(sizes, bins=edges)[0] if len(sizes) else np.zeros(len(SIZE_BINS))
+    names = [
+        f"{low}" if high == low + 1 else f"{low}-{high - 1}" if high < edges[-1] else f"{low}+"
+        for low, high in zip(edges, edges[1:], strict=False)
+    ]
+    return {name: int(n) for name, n in zip(names, counts, strict=True) if n}
+
+
+class LshShard:
+    """One shard's bucket table, its edges, and the documents it owns (no Ray here)."""
+
+    def __init__(self, index: int, shards: int, permutations: int, threshold: float | None):
+        self.index, self.shards = index, shards
+        self.permutations, self.threshold = permutations, threshold
+        self.band_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.node_parts: list[pa.Table] = []
+        self.excluded_parts: list[np.ndarray] = []
+
+    # -- ingestion ----------------------------------------------------------------------
+    def add(self, bands: tuple[np.ndarray, np.ndarray, np.ndarray], nodes: pa.Table) -> int:
+        """Band entries (key, uid, rank) owned here, and documents owned here."""
+        if len(bands[0]):
+            self.band_parts.append(bands)
+        if nodes.num_rows:
+            self.node_parts.append(nodes)
+        return nodes.num_rows
+
+    def exclude(self, uids: np.ndarray) -> int:
+        """Documents already removed (exact duplicates): linked like the rest, never listed."""
+        self.excluded_parts.append(uids)
+        return len(uids)
+
+    def footprint(self) -> int:
+        """Bytes held for band entries and documents (during ingestion: the steady state)."""
+        bands = sum(array.nbytes for part in self.band_parts for array in part)
+        return bands + sum(table.nbytes for table in self.node_parts)
+
+    def seal(self) -> int:
+        """End of ingestion: index the documents, turn buckets into edges; return edges."""
+        nodes = pa.concat_tables(self.node_parts) if self.node_parts else None
+        self.node_parts = []
+        if nodes is None:
+            self.uid = self.rank = np.empty(0, np.int64)
+            self.ids = self.sources = pa.array([], pa.string())
+            self.signatures = np.empty((0, self.permutations), np.uint32)
+        else:
+            uid = nodes["uid"].to_numpy()
+            _, first = np.unique(uid, return_index=True)  # retried batches repeat rows
+            nodes = nodes.take(pa.array(first))
+            self.uid, self.rank = nodes["uid"].to_numpy(), nodes["rank"].to_numpy()
+            self.ids, self.sources = nodes["id"].combine_chunks(), nodes["source"].combine_chunks()
+            self.signatures = (
+                signature_array(nodes["minhash"], self.permutations)
+                if "minhash" in nodes.column_names
+                else None
+            )
+        self.label_rank, self.label_uid = self.rank.copy(), self.uid.copy()
+        self.excluded = np.isin(
+            self.uid, np.concatenate(self.excluded_parts) if self.excluded_parts else []
+        )
+        self.excluded_parts = []
+        if self.band_parts:
+            keys, uids, ranks = map(np.concatenate, zip(*self.band_parts, strict=True))
+            self.edges = bucket_edges(keys, uids, ranks)
+        else:
+            self.edges = np.empty((0, 2), np.int64)
+        self.band_parts = []
+        self.endpoints = np.unique(self.edges)
+        self.endpoint_owner = owner_of(self.endpoints, self.shards)
+        return len(self.edges)
+
+    # -- as an edge shard ---------------------------------------------------------------
+    def requests(self) -> list[np.ndarray]:
+        """For each owner shard, the endpoints of this shard's edges it owns (sorted)."""
+        return [self.endpoints[self.endpoint_owner == j] for j in range(self.shards)]
+
+    def _gather(self, parts: tuple) -> list[np.ndarray]:
+        """Owners' answers (one per owner, aligned with `requests`) aligned with endpoints."""
+        columns = []
+        for column in range(len(parts[0])):
+            first = parts[0][column]
+            full = np.empty((len(self.endpoints), *first.shape[1:]), first.dtype)
+            for j, part in enumerate(parts):
+                full[self.endpoint_owner == j] = part[column]
+            columns.append(full)
+        return columns
+
+    def verify(self, *signatures_by_owner: tuple[np.ndarray]) -> int:
+        """Keep only edges whose estimated Jaccard reaches the threshold; return edges."""
+        (signatures,) = self._gather(signatures_by_owner)
+        ends = np.searchsorted(self.endpoints, self.edges)
+        similar = estimated_jaccard(signatures[ends[:, 0]], signatures[ends[:, 1]])
+        self.edges = self.edges[similar >= self.threshold]
+        self.endpoints = np.unique(self.edges)
+        self.endpoint_owner = owner_of(self.endpoints, self.shards)
+        return len(self.edges)
+
+    def propose(self, *labels_by_owner: tuple[np.ndarray, np.ndarray]) -> list[tuple]:
+        """Each endpoint's smallest label over its edges, where that beats its own, by owner."""
+        rank, uid = self._gather(labels_by_owner)
+        ends = np.searchsorted(self.endpoints, self.edges)
+        a, b = ends[:, 0], ends[:, 1]
+        a_wins = smaller(rank[a], uid[a], rank[b], uid[b])
+        best = np.where(a_wins, a, b)
+        target = np.concatenate([a, b])
+        offer = np.concatenate([best, best])
+        order = np.lexsort((uid[offer], rank[offer], target))
+        target, offer = target[order], offer[order]
+        first = np.r_[True, target[1:] != target[:-1]] if len(target) else np.empty(0, bool)
+        target, offer = target[first], offer[first]
+        better = smaller(rank[offer], uid[offer], rank[target], uid[target])
+        target, offer = target[better], offer[better]
+        owner = self.endpoint_owner[target]
+        return [
+            (self.endpoints[target][owner == j], rank[offer][owner == j], uid[offer][owner == j])
+            for j in range(self.shards)
+        ]
+
+    # -- as a node owner ----------------------------------------------------------------
+    def listen(self, *requests: np.ndarray) -> int:
+        """Remember what each edge shard asks for (positions in this shard's documents)."""
+        self.asked = [np.searchsorted(self.uid, r) for r in requests]
+        return sum(map(len, requests))
+
+    def signatures_for(self) -> list[tuple[np.ndarray]]:
+        return [(self.signatures[positions],) for positions in self.asked]
+
+    def labels_for(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [(self.label_rank[p], self.label_uid[p]) for p in self.asked]
+
+    def update(self, *proposals: tuple[np.ndarray, np.ndarray, np.ndarray]) -> int:
+        """Keep the smallest label offered; return how many labels changed."""
+        changed = 0
+        for uids, rank, uid in proposals:
+            at = np.searchsorted(self.uid, uids)
+            order = np.lexsort((uid, rank, at))  # several edge shards may offer to one node
+            at, rank, uid = at[order], rank[order], uid[order]
+            first = np.r_[True, at[1:] != at[:-1]] if len(at) else np.empty(0, bool)
+            at, rank, uid = at[first], rank[first], uid[first]
+            better = smaller(rank, uid, self.label_rank[at], self.label_uid[at])
+            self.label_rank[at[better]], self.label_uid[at[better]] = rank[better], uid[better]
+            changed += int(better.sum())
+        return changed
+
+    def _removed(self) -> np.ndarray:
+        return np.flatnonzero((self.label_uid != self.uid) & ~self.excluded)
+
+    def keepers_wanted(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each owner shard, (keeper uid, documents removed here in its favour)."""
+        keepers, counts = np.unique(self.label_uid[self._removed()], return_counts=True)
+        owner = owner_of(keepers, self.shards)
+        return [(keepers[owner == j], counts[owner == j]) for j in range(self.shards)]
+
+    def keeper_ids(self, *wanted: tuple[np.ndarray, np.ndarray]) -> list[pa.Array]:
+        """The ids of keepers owned here, for each asking shard; records cluster sizes."""
+        keepers = np.concatenate([w[0] for w in wanted])
+        counts = np.concatenate([w[1] for w in wanted])
+        uids, members = np.unique(keepers, return_inverse=True)
+        self.cluster_sizes = np.bincount(members, weights=counts).astype(np.int64) + 1
+        return [self.ids.take(pa.array(np.searchsorted(self.uid, w[0]))) for w in wanted]
+
+    def removed(self, *keeper_ids: pa.Array) -> pa.Table:
+        """(uid, id, source, duplicate_of) of every document removed here."""
+        rows = self._removed()
+        keepers = self.label_uid[rows]
+        owner = owner_of(keepers, self.shards)
+        duplicate_of = np.empty(len(rows), object)
+        for j, ids in enumerate(keeper_ids):
+            wanted = np.unique(keepers[owner == j])
+            at = np.searchsorted(wanted, keepers[owner == j])
+            duplicate_of[owner == j] = np.asarray(ids.to_pylist(), object)[at]
+        take = pa.array(rows, pa.int64())
+        return pa.table(
+            {
+                "uid": pa.array(self.uid[rows], pa.int64()),
+                "id": self.ids.take(take),
+                "source": self.sources.take(take),
+                "duplicate_of": pa.array(duplicate_of.tolist(), pa.string()),
+            }
+        )
+
+    def histogram(self) -> dict[str, int]:
+        return size_histogram(self.cluster_sizes)
+
+
+def route(batch: pa.Table, hasher: MinHasher, shards: int, verify: bool) -> list[tuple]:
+    """Split a batch of documents into each shard's (band entries, documents owned)."""
+    signed = batch.filter(pc.is_valid(batch["minhash"]))  # alive, with shingles
+    uid, rank = signed["uid"].to_numpy(), signed["rank"].to_numpy()
+    keys = hasher.band_keys(signature_array(signed["minhash"], hasher.permutations)).ravel()
+    band_uid, band_rank = np.repeat(uid, hasher.bands), np.repeat(rank, hasher.bands)
+    key_owner, node_owner = owner_of(keys, shards), owner_of(uid, shards)
+    nodes = signed.select(["uid", "rank", "id", "source", *(["minhash"] if verify else [])])
+    parts = []
+    for j in range(shards):
+        mine = key_owner == j
+        bands = (keys[mine], band_uid[mine], band_rank[mine])
+        parts.append((bands, nodes.filter(pa.array(node_owner == j))))
+    return parts
+
+
+# How shards talk: `call(shard, method, n, *args)` runs a method returning n values (a
+# list when n > 1) and `wait(values)` makes them concrete. In one process these are a
+# plain call and the identity; on Ray, an actor call returning object refs and ray.get,
+# so arrays travel shard to shard and the driver only holds references.
+Call = Callable[..., Any]
+Wait = Callable[[list], list]
+
+
+def _listen(pool: list, call: Call, wait: Wait) -> None:
+    n = len(pool)
+    requests = [call(shard, "requests", n) for shard in pool]
+    wait([call(owner, "listen", 1, *[r[j] for r in requests]) for j, owner in enumerate(pool)])
+
+
+def components(pool: list, call: Call, wait: Wait, verify: bool) -> dict:
+    """Edges from buckets, optionally verified, then labels until none changes."""
+    n = len(pool)
+    edges = sum(wait([call(shard, "seal", 1) for shard in pool]))
+    _listen(pool, call, wait)
+    verified = edges
+    if verify:
+        signatures = [call(owner, "signatures_for", n) for owner in pool]
+        checks = [call(s, "verify", 1, *[sig[i] for sig in signatures]) for i, s in enumerate(pool)]
+        verified = sum(wait(checks))
+        _listen(pool, call, wait)
+    rounds, changed = 0, 1
+    while changed:
+        rounds += 1
+        labels = [call(owner, "labels_for", n) for owner in pool]
+        proposals = [
+            call(shard, "propose", n, *[label[i] for label in labels])
+            for i, shard in enumerate(pool)
+        ]
+        updates = [
+            call(owner, "update", 1, *[p[j] for p in proposals]) for j, owner in enumerate(pool)
+        ]
+        changed = sum(wait(updates))
+    return {"candidate_edges": edges, "edges": verified, "rounds": rounds}
+
+
+def removals(pool: list, call: Call, finish: str, *args: Any) -> list:
+    """Each shard's `finish(*args, keeper ids)`: the removed documents with their keeper's id."""
+    n = len(pool)
+    wanted = [call(owner, "keepers_wanted", n) for owner in pool]
+    ids = [call(o, "keeper_ids", n, *[w[k] for w in wanted]) for k, o in enumerate(pool)]
+    return [call(o, finish, 1, *args, *[i[j] for i in ids]) for j, o in enumerate(pool)]
+
+
+def merge_histograms(histograms: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for histogram in histograms:
+        total.update(histogram)
+    return {
+        name: total[name] for name in sorted(total, key=lambda s: int(s.split("-")[0].strip("+")))
+    }
+
+
+def near_duplicates_here(
+    batches: Iterable[pa.Table],
+    cfg: NearDedupConfig,
+    shards: int = 1,
+    excluded: np.ndarray | None = None,
+) -> tuple[pa.Table, dict]:
+    """The whole clustering in this process: (removed documents, statistics).
+
+    `batches` hold uid, id, source, rank and minhash (the document stages' output).
+    """
+    hasher = MinHasher(cfg)
+    threshold = cfg.threshold if cfg.verify else None
+    pool = [LshShard(j, shards, hasher.permutations, threshold) for j in range(shards)]
+    for batch in batches:
+        for shard, part in zip(pool, route(batch, hasher, shards, cfg.verify), strict=True):
+            shard.add(*part)
+    if excluded is not None:
+        owner = owner_of(excluded, shards)
+        for j, shard in enumerate(pool):
+            shard.exclude(excluded[owner == j])
+
+    def call(shard: LshShard, method: str, n: int, *args: Any) -> Any:
+        return getattr(shard, method)(*args)
+
+    held = sum(shard.footprint() for shard in pool)
+    stats = components(pool, call, lambda values: values, cfg.verify)
+    stats["shard_bytes"] = held
+    removed = pa.concat_tables(removals(pool, call, "removed"))
+    stats["cluster_sizes"] = merge_histograms(shard.histogram() for shard in pool)
+    return removed.sort_by("uid"), stats
+
+
+# -- on Ray: one actor per shard -------------------------------------------------------
+ATTEMPTS = 3  # a lost shard actor costs a rerun of the phase from the checkpoint
+
+
+@ray.remote(num_cpus=0, max_restarts=0, scheduling_strategy="SPREAD")
+class ShardActor(LshShard):
+    def publish(self, folder: str, *keeper_ids: pa.Array) -> int:
+        """Write this shard's removed documents (named after the shard: a rerun rewrites)."""
+        table = self.removed(*keeper_ids)
+        if table.num_rows:
+            sink = pa.BufferOutputStream()
+            pq.write_table(table, sink, compression="zstd")
+            name = f"part-{self.index:05d}-of-{self.shards:05d}.parquet"
+            storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
+        return table.num_rows
+
+    def ping(self) -> bool:
+        return True
+
+
+def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
+    parts = route(batch, MinHasher(cfg), len(pool), cfg.verify)
+    added = ray.get([shard.add.remote(*part) for shard, part in zip(pool, parts, strict=True)])
+    return pa.table({"documents": [sum(added)]})
+
+
+def _exclude(batch: pa.Table, pool: list) -> pa.Table:
+    uids = batch["uid"].to_numpy()
+    owner = owner_of(uids, len(pool))
+    ray.get([shard.exclude.remote(uids[owner == j]) for j, shard in enumerate(pool)])
+    return pa.table({"documents": [len(uids)]})
+
+
+def _total(counts: ray.data.Dataset) -> int:
+    """Run a plan whose rows are counts (one per batch) and add them up here."""
+    return sum(row["documents"] for row in counts.iter_rows())
+
+
+def _ray_call(actor: Any, method: str, n: int, *args: Any) -> Any:
+    return getattr(actor, method).options(num_returns=n).remote(*args)
+
+
+def _cluster(
+    pool: list, clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
+) -> dict:
+    signed = ray.data.read_parquet(clean_dir, columns=["uid", "id", "source", "rank", "minhash"])
+    sent = signed.map_batches(_send, fn_kwargs={"pool": pool, "cfg": cfg}, batch_format="pyarrow")
+    documents = _total(sent)
+    if excluded_dir is not None:
+        _total(
+            ray.data.read_parquet(excluded_dir, columns=["uid"]).map_batches(
+                _exclude, fn_kwargs={"pool": pool}, batch_format="pyarrow"
+            )
+        )
+    held = sum(ray.get([shard.footprint.remote() for shard in pool]))
+    stats = components(pool, _ray_call, ray.get, cfg.verify)
+    stats["shard_bytes"] = held
+    removed = sum(ray.get(removals(pool, _ray_call, "publish", folder)))
+    sizes = merge_histograms(ray.get([shard.histogram.remote() for shard in pool]))
+    summary = {"documents": documents, "removed": removed, "clusters": sum(sizes.values())}
+    return {
+        "drops": {"near_duplicate": removed},
+        "near": {**summary, **stats, "cluster_sizes": sizes},
+    }
+
+
+def _lost_a_shard(pool: list) -> bool:
+    for shard in pool:
+        try:
+            ray.get(shard.ping.remote(), timeout=60)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            return True
+    return False
+
+
+def near_duplicates(
+    clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
+) -> dict:
+    """Phase 2b: near-duplicates of the clean checkpoint's documents, written to `folder`.
+
+    `excluded_dir` lists documents exact dedup already removed. The result does not depend
+    on the number of shards (at least 2, so every shard call returns a list of parts).
+    """
+    shards = max(2, cluster_cpus())
+    permutations = cfg.bands * cfg.rows
+    threshold = cfg.threshold if cfg.verify else None
+    for attempt in itertools.count(1):
+        pool = [ShardActor.remote(j, shards, permutations, threshold) for j in range(shards)]
+        try:
+            return _cluster(pool, clean_dir, excluded_dir, folder, cfg)
+        except Exception:
+            if attempt == ATTEMPTS or not _lost_a_shard(pool):
+                raise
+            storage.remove(folder)
+        finally:
+            for shard in pool:
+                ray.kill(shard)

@@ -1,0 +1,158 @@
+"""MinHash signatures of whole batches, and the LSH band keys cut from them.
+
+A document's shingles are its word n-grams (lowercased; any run of characters that are
+neither letters nor digits separates words, so punctuation and whitespace do not matter).
+Words are hashed once per batch with xxHash-64 (each distinct word once), n-grams are
+combined from word hashes with numpy, and every permutation `a*x + b` (mod 2^64, a odd:
+a bijection of the hash space) is applied to all shingles of a chunk at once. The
+signature keeps the top 32 bits of each minimum: collisions of distinct minima stay at
+2^-32, and a signature of 112 permutations is 448 bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import xxhash
+
+from raypipe.batch import alive, set_column
+from raypipe.config import NearDedupConfig
+
+NON_WORD = r"[^\pL\pN]+"
+CHUNK_SHINGLES = 4096  # shingles permuted at once: bounds the [chunk, permutations] buffer
+SHINGLE_MIX = np.uint64(0x9E3779B97F4A7C15)
+PERMUTATION_SEED = 0x6D696E68617368
+EMPTY = np.iinfo(np.uint64).max
+
+
+def mix64(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: every input bit reaches every output bit."""
+    h = h ^ (h >> np.uint64(30))
+    h = h * np.uint64(0xBF58476D1CE4E5B9)
+    h = h ^ (h >> np.uint64(27))
+    h = h * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+Texts = list[str] | pa.Array | pa.ChunkedArray
+
+
+def _text_array(texts: Texts) -> pa.Array:
+    if isinstance(texts, pa.ChunkedArray):
+        return texts.combine_chunks()
+    return texts if isinstance(texts, pa.Array) else pa.array(texts, pa.large_string())
+
+
+def word_hashes(texts: Texts) -> tuple[np.ndarray, np.ndarray]:
+    """(xxHash-64 of every word in order, index of its document)."""
+    parts = pc.split_pattern_regex(pc.utf8_lower(_text_array(texts)), NON_WORD)
+    words = pc.list_flatten(parts)
+    doc = pc.list_parent_indices(parts)
+    nonempty = pc.greater(pc.binary_length(words), 0)
+    words, doc = words.filter(nonempty), doc.filter(nonempty)
+    encoded = words.dictionary_encode()
+    distinct = encoded.dictionary.cast(pa.large_binary()).to_pylist()
+    hashed = np.fromiter(map(xxhash.xxh64_intdigest, distinct), np.uint64, len(distinct))
+    return hashed[encoded.indices.to_numpy()], doc.to_numpy().astype(np.int64)
+
+
+def shingle_hashes(texts: Texts, ngram: int) -> tuple[np.ndarray, np.ndarray]:
+    """(64-bit hash of every word n-gram, index of its document).
+
+    A document with fewer than `ngram` words has no shingle: it is never a candidate.
+    """
+    words, doc = word_hashes(texts)
+    count = len(words) - ngram + 1
+    if count <= 0:
+        return np.empty(0, np.uint64), np.empty(0, np.int64)
+    h = words[:count].copy()
+    for j in range(1, ngram):
+        h = h * SHINGLE_MIX + words[j : j + count]
+    inside = doc[:count] == doc[ngram - 1 : ngram - 1 + count]
+    return mix64(h[inside]), doc[:count][inside]
+
+
+class MinHasher:
+    """The permutations of one configuration: fixed, so signatures of any run compare."""
+
+    def __init__(self, cfg: NearDedupConfig):
+        self.ngram, self.bands, self.rows = cfg.ngram, cfg.bands, cfg.rows
+        rng = np.random.default_rng(PERMUTATION_SEED)
+        perms = cfg.bands * cfg.rows
+        self.a = rng.integers(0, EMPTY, perms, np.uint64, endpoint=True) | np.uint64(1)
+        self.b = rng.integers(0, EMPTY, perms, np.uint64, endpoint=True)
+
+    @property
+    def permutations(self) -> int:
+        return len(self.a)
+
+    def signatures(self, texts: Texts) -> tuple[np.ndarray, np.ndarray]:
+        """([docs, permutations] uint32 signatures, mask of documents that have shingles)."""
+        shingles, doc = shingle_hashes(texts, self.ngram)
+        # Permutations along rows, shingles along columns: numpy's fast direction for both
+        # the product and the per-document minimum.
+        minima = np.full((self.permutations, len(texts)), EMPTY, np.uint64)
+        buffer = np.empty((self.permutations, CHUNK_SHINGLES), np.uint64)
+        a, b = self.a[:, None], self.b[:, None]
+        for start in range(0, len(shingles), CHUNK_SHINGLES):
+            x, d = shingles[start : start + CHUNK_SHINGLES], doc[start : start + CHUNK_SHINGLES]
+            h = buffer[:, : len(x)]
+            np.multiply(a, x, out=h)
+            np.add(h, b, out=h)
+            firsts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
+            docs = d[firsts]  # distinct: shingles of a document are contiguous
+            chunk_minima = np.minimum.reduceat(h, firsts, axis=1)
+            minima[:, docs] = np.minimum(minima[:, docs], chunk_minima)
+        has = np.zeros(len(texts), bool)
+        has[doc] = True
+        return (minima.T >> np.uint64(32)).astype(np.uint32), has
+
+    def band_keys(self, signatures: np.ndarray) -> np.ndarray:
+        """[docs, bands] 64-bit keys: equal keys = equal rows in that band (of that band)."""
+        bands = signatures.reshape(len(signatures), self.bands, self.rows).astype(np.uint64)
+        key = np.broadcast_to(np.arange(self.bands, dtype=np.uint64), bands.shape[:2]).copy()
+        for row in range(self.rows):
+            key = mix64(key * SHINGLE_MIX + bands[:, :, row])
+        return key
+
+
+def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Share of equal minima between rows of two [n, permutations] signature arrays."""
+    return (a == b).mean(axis=1)
+
+
+def candidate_probability(jaccard: np.ndarray | float, bands: int, rows: int) -> np.ndarray:
+    """The S-curve: chance that two documents of this Jaccard share at least one band."""
+    return 1 - (1 - np.asarray(jaccard, float) ** rows) ** bands
+
+
+def signature_column(signatures: np.ndarray, has: np.ndarray) -> pa.Array:
+    """Signatures as fixed-size binary (null where a document has no shingle)."""
+    width = signatures.shape[1] * 4
+    flat = pa.py_buffer(np.ascontiguousarray(signatures).tobytes())
+    column = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(signatures), [None, flat])
+    return pc.if_else(pa.array(has), column, pa.nulls(len(signatures), pa.binary(width)))
+
+
+def signature_array(column: pa.Array | pa.ChunkedArray, permutations: int) -> np.ndarray:
+    """[n, permutations] uint32 from a signature column without nulls."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    raw = np.frombuffer(column.buffers()[1], np.uint32)
+    start = column.offset * permutations
+    return raw[start : start + len(column) * permutations].reshape(-1, permutations)
+
+
+class Signatures:
+    """Document stage: adds `minhash` (null for rejected documents and those too short)."""
+
+    name = "minhash"
+
+    def __init__(self, cfg: NearDedupConfig):
+        self.hasher = MinHasher(cfg)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        live = alive(batch)
+        signatures, has = self.hasher.signatures(batch["text"])
+        return set_column(batch, "minhash", signature_column(signatures, has & live))

@@ -1,0 +1,150 @@
+"""MinHash signatures, LSH buckets and the sharded clustering, in one process."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from raypipe.batch import CORE_SCHEMA, reject
+from raypipe.config import DedupConfig, NearDedupConfig
+from raypipe.dedup.exact import DedupKeys
+from raypipe.dedup.lsh import bucket_edges, near_duplicates_here, size_histogram
+from raypipe.dedup.minhash import (
+    MinHasher,
+    Signatures,
+    candidate_probability,
+    estimated_jaccard,
+    shingle_hashes,
+)
+
+VOCABULARY = np.array([f"{stem}{i}" for stem in ("tal", "mor", "ven", "quo") for i in range(1500)])
+NEAR = NearDedupConfig(enabled=True)
+
+
+def words(rng: np.random.Generator, n: int) -> list[str]:
+    return rng.choice(VOCABULARY, n).tolist()
+
+
+def edited(text: str, fraction: float, rng: np.random.Generator) -> str:
+    """`text` with `fraction` of its words replaced by random ones."""
+    tokens = text.split()
+    for at in rng.choice(len(tokens), int(len(tokens) * fraction), replace=False):
+        tokens[at] = str(rng.choice(VOCABULARY))
+    return " ".join(tokens)
+
+
+def jaccard(a: str, b: str, n: int = 5) -> float:
+    grams = [{tuple(t.split()[i : i + n]) for i in range(len(t.split()) - n + 1)} for t in (a, b)]
+    return len(grams[0] & grams[1]) / len(grams[0] | grams[1])
+
+
+def signed(texts: list[str], dedup: DedupConfig | None = None, first_uid: int = 0) -> pa.Table:
+    n = len(texts)
+    batch = pa.table(
+        {
+            "uid": pa.array(range(first_uid, first_uid + n), pa.int64()),
+            "id": [f"doc{first_uid + i}" for i in range(n)],
+            "source": ["web"] * n,
+            "text": texts,
+            "stage": pa.nulls(n, pa.string()),
+            "reason": pa.nulls(n, pa.string()),
+        },
+        schema=CORE_SCHEMA,
+    )
+    near = (dedup or DedupConfig()).near.model_copy(update={"enabled": True})
+    return Signatures(near)(DedupKeys(dedup or DedupConfig())(batch))
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    """0-3: one cluster (3 edits of 0), 4-5: a pair, 6-15: unrelated, 16: exact copy of 4."""
+    rng = np.random.default_rng(7)
+    base, pair = " ".join(words(rng, 400)), " ".join(words(rng, 300))
+    texts = [base, *(edited(base, 0.015, rng) for _ in range(3)), pair, edited(pair, 0.01, rng)]
+    texts += [" ".join(words(rng, 300)) for _ in range(10)]
+    return [*texts, pair]
+
+
+def test_shingles_ignore_case_punctuation_and_spacing():
+    a, _ = shingle_hashes(["The quick, brown fox -- jumps over the lazy dog!"], 5)
+    b, _ = shingle_hashes(["the QUICK brown\n\nfox jumps   over the lazy dog"], 5)
+    c, _ = shingle_hashes(["the quick brown fox jumps over the lazy cat"], 5)
+    assert len(a) == 5 and (a == b).all()
+    assert (a[:4] == c[:4]).all() and a[4] != c[4]
+
+
+def test_short_and_rejected_documents_have_no_signature():
+    batch = signed(["too short to shingle", " ".join(["word"] * 40), " ".join(["word"] * 40)])
+    batch = Signatures(NEAR)(reject(batch, np.array([False, False, True]), "quality", "bad"))
+    assert batch["minhash"].is_null().to_pylist() == [True, False, True]
+    assert batch.schema.field("minhash").type == pa.binary(4 * 14 * 8)
+
+
+def test_estimated_jaccard_tracks_the_true_jaccard():
+    rng = np.random.default_rng(3)
+    hasher = MinHasher(NEAR)
+    errors = []
+    for fraction in np.linspace(0.0, 0.25, 26):
+        a = " ".join(words(rng, 500))
+        b = edited(a, fraction, rng)
+        signatures, _ = hasher.signatures([a, b])
+        errors.append(abs(estimated_jaccard(signatures[:1], signatures[1:])[0] - jaccard(a, b)))
+    # 112 permutations: standard error <= 0.047
+    assert np.mean(errors) < 0.05 and max(errors) < 0.15
+
+
+def test_signatures_do_not_depend_on_batching():
+    texts = [" ".join(words(np.random.default_rng(i), 60)) for i in range(6)]
+    hasher = MinHasher(NEAR)
+    whole, _ = hasher.signatures(texts)
+    halves = np.concatenate([hasher.signatures(texts[:2])[0], hasher.signatures(texts[2:])[0]])
+    assert (whole == halves).all()
+
+
+def test_s_curve():
+    p = candidate_probability(np.array([0.5, 0.7, 0.8, 0.9]), 14, 8)
+    assert np.allclose(p, [0.053, 0.56, 0.924, 0.9998], atol=0.005)
+
+
+def test_a_bucket_links_members_to_its_smallest_not_pairwise():
+    keys = np.array([5, 5, 5, 5, 9, 9], np.uint64)
+    uids = np.array([40, 10, 30, 20, 7, 7], np.int64)  # uid 7 twice: a retried batch
+    edges = bucket_edges(keys, uids, np.zeros(6, np.int64))
+    assert edges.tolist() == [[20, 10], [30, 10], [40, 10]]
+
+
+def test_clusters_keep_the_first_document_and_name_it(corpus):
+    removed, stats = near_duplicates_here([signed(corpus)], NEAR, excluded=np.array([16]))
+    assert removed["uid"].to_pylist() == [1, 2, 3, 5]
+    assert removed["duplicate_of"].to_pylist() == ["doc0", "doc0", "doc0", "doc4"]
+    assert stats["cluster_sizes"] == {"2": 1, "3-4": 1}
+
+
+def test_same_removals_whatever_the_shards_order_and_retries(corpus):
+    batches = [signed(corpus[:7]), signed(corpus[7:], first_uid=7)]
+    reference, _ = near_duplicates_here(batches, NEAR)
+    for shards in (2, 3, 5):
+        retried = [batches[1], batches[0], batches[1]]
+        removed, _ = near_duplicates_here(retried, NEAR, shards=shards)
+        assert removed.equals(reference)
+
+
+def test_keeper_policy_longest(corpus):
+    longest = corpus[2] + " " + " ".join(corpus[2].split()[:30])
+    texts = [corpus[0], longest, corpus[3]]
+    removed, _ = near_duplicates_here([signed(texts, DedupConfig(keeper="longest"))], NEAR)
+    assert removed["duplicate_of"].to_pylist() == ["doc1", "doc1"]
+
+
+def test_verification_removes_banding_false_positives():
+    rng = np.random.default_rng(11)
+    a = " ".join(words(rng, 300))
+    b = edited(a, 0.12, rng)  # 5-gram Jaccard ~0.3
+    loose = NearDedupConfig(enabled=True, bands=64, rows=1, verify=False)
+    batch = signed([a, b], DedupConfig(near=loose))
+    assert near_duplicates_here([batch], loose)[0]["uid"].to_pylist() == [1]
+    checked = loose.model_copy(update={"verify": True})
+    assert near_duplicates_here([batch], checked)[0].num_rows == 0
+
+
+def test_cluster_size_histogram():
+    assert size_histogram(np.array([2, 2, 3, 4, 5, 200])) == {"2": 2, "3-4": 2, "5-8": 1, "129+": 1}
