@@ -65,6 +65,7 @@ def build_manifest(
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
         report["sources"] = manifest["sources"]
+        report["pack_strategy"] = cfg.pack.strategy if cfg.output.format == "native" else None
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],
