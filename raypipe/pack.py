@@ -60,7 +60,7 @@ def _assemble(
     seq_len: int,
     pad_id: int,
 ) -> Packed:
-    tokens = np.full(max(1, n_seq) * seq_len, pad_id, dtype=flat.dtype)
+    tokens = np.full(n_seq * seq_len, pad_id, dtype=flat.dtype)
     source = _doc_starts(doc_lengths)[segments[:, DOCUMENT]] + segments[:, OFFSET]
     # One slice copy per piece: pieces are hundreds of tokens, so this is memcpy-bound.
     for start, length, src in zip(

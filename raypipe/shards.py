@@ -93,7 +93,8 @@ class Shard:
             yield parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _load(uri: str) -> np.ndarray:
+def load_array(uri: str) -> np.ndarray:
+    """A .npy file: memory-mapped when local, read whole from object storage."""
     if storage.is_remote(uri):
         return np.load(io.BytesIO(storage.read_bytes(uri)), allow_pickle=False)
     return np.load(uri, mmap_mode="r", allow_pickle=False)
@@ -107,8 +108,8 @@ def open(output: str) -> list[Shard]:  # noqa: A001 (reads like the builtin on p
     return [
         Shard(
             entry["path"],
-            _load(storage.join(output, f"{entry['path']}.tokens.npy")),
-            _load(storage.join(output, f"{entry['path']}.segments.npy")),
+            load_array(storage.join(output, f"{entry['path']}.tokens.npy")),
+            load_array(storage.join(output, f"{entry['path']}.segments.npy")),
         )
         for entry in manifest["shards"]
     ]

@@ -66,9 +66,9 @@ def test_best_fit_splits_only_documents_longer_than_a_sequence(lengths, seq_len,
 def test_concat_pads_only_the_last_sequence_and_pad_one_document_per_sequence(lengths, seq_len):
     n = np.array(lengths, np.int64)
     concat = pack(corpus(lengths), n, seq_len, PAD, "concat", 1)
-    assert concat.tokens.shape[0] == max(1, -(-sum(lengths) // seq_len))
+    assert concat.tokens.shape[0] == -(-sum(lengths) // seq_len)
     padded = pack(corpus(lengths), n, seq_len, PAD, "pad", 1)
-    assert padded.tokens.shape[0] == max(1, sum(-(-x // seq_len) for x in lengths))
+    assert padded.tokens.shape[0] == sum(-(-x // seq_len) for x in lengths)
     assert np.all(padded.segments[:, START] % seq_len == 0)
     assert np.all(padded.segments[:, OFFSET] % seq_len == 0)
 
