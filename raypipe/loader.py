@@ -19,6 +19,7 @@ Each batch is a dict of numpy arrays, ready for flash-attention's varlen kernels
 from __future__ import annotations
 
 import json
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +43,8 @@ class _Shard:
 
 
 def _open_shard(output: str, path: str, seq_len: int) -> _Shard:
-    tokens = shards.load_array(storage.join(output, f"{path}.tokens.npy"))
+    # a plain view of the memory map: numpy.memmap's own indexing is slower
+    tokens = np.asarray(shards.load_array(storage.join(output, f"{path}.tokens.npy")))
     segments = np.asarray(shards.load_array(storage.join(output, f"{path}.segments.npy")))
     starts = segments[:, START]
     edges = np.arange(tokens.shape[0] + 1, dtype=np.int64) * seq_len
@@ -159,35 +161,37 @@ class Loader:
         rows = stream - (ends[place] - self.sizes[order[place]])
         input_ids = np.empty((n, length), np.int64)
         starts, stops = [], []
-        for slot_place in np.unique(place):
+        for slot_place in np.unique(place).tolist():
             slots = np.flatnonzero(place == slot_place)
             shard = self._shard(int(order[slot_place]))
-            input_ids[slots] = shard.tokens[rows[slots]]
-            # each slot's segments, moved from the shard's flat offsets to the batch's
-            first, last = shard.first[rows[slots]], shard.first[rows[slots] + 1]
-            counts = last - first
+            mine = rows[slots]
+            input_ids[slots] = shard.tokens[mine]
+            # each slot's pieces, moved from the shard's flat offsets to the batch's
+            first, counts = shard.first[mine], shard.first[mine + 1] - shard.first[mine]
             pick = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-            shift = np.repeat((slots - rows[slots]) * length, counts)
+            shift = np.repeat((slots - mine) * length, counts)
             starts.append(shard.starts[pick] + shift)
             stops.append(shard.ends[pick] + shift)
-        piece_starts = np.concatenate(starts)
-        bounds = np.unique(
-            np.concatenate([piece_starts, *stops, np.arange(n + 1, dtype=np.int64) * length])
-        )
+        piece_starts = np.sort(np.concatenate(starts))
+        points = np.sort(np.concatenate([*starts, *stops, np.arange(n + 1) * length]))
+        bounds = points[np.append(True, points[1:] != points[:-1])]
         sizes = np.diff(bounds)
-        flat = input_ids.reshape(-1)
-        valid = np.repeat(np.isin(bounds[:-1], piece_starts), sizes)
-        labels = np.full(n * length, IGNORE, np.int64)
-        follows = valid[1:] & valid[:-1]  # t and t+1 both real tokens ...
-        follows[length - 1 :: length] = False  # ... of the same sequence
+        at = np.minimum(np.searchsorted(piece_starts, bounds[:-1]), len(piece_starts) - 1)
+        is_piece = piece_starts[at] == bounds[:-1] if len(piece_starts) else np.zeros(0, bool)
+        labels = np.empty((n, length), np.int64)
+        labels[:, :-1] = input_ids[:, 1:]
+        labels[:, -1] = IGNORE  # the next token is in another sequence, or nowhere
+        flat = labels.reshape(-1)
+        gaps = zip(bounds[:-1][~is_piece].tolist(), bounds[1:][~is_piece].tolist(), strict=True)
+        for a, b in gaps:
+            flat[max(a - 1, 0) : b] = IGNORE  # padding, and the token before it
         if self.mask_boundary:
-            follows[piece_starts[piece_starts % length > 0] - 1] = False
-        labels[:-1][follows] = flat[1:][follows]
+            flat[piece_starts[piece_starts % length > 0] - 1] = IGNORE
         positions = np.arange(n * length) - np.repeat(bounds[:-1], sizes)
         self.consumed += n
         return {
             "input_ids": input_ids,
-            "labels": labels.reshape(n, length),
+            "labels": labels,
             "position_ids": positions.reshape(n, length),
             "cu_seqlens": bounds.astype(np.int32),
             "max_seqlen": int(sizes.max()),
@@ -224,3 +228,26 @@ def torch_dataset(loader: Loader):
             self.loader.load_state_dict(state)
 
     return Sequences()
+
+
+def throughput(loader: Loader, seconds: float) -> dict:
+    """Batches read for about `seconds` (epoch after epoch), per second of this process's CPU.
+
+    CPU time rather than wall time: on a shared machine it is what one core delivers.
+    """
+    positions = tokens = batches = 0
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        for batch in loader:
+            batches += 1
+            positions += batch["input_ids"].size
+            tokens += int(np.count_nonzero(batch["labels"] != IGNORE))
+            if time.perf_counter() - started >= seconds:
+                break
+    cpu = time.process_time() - cpu
+    return {
+        "batches": batches,
+        "cpu_seconds": cpu,
+        "positions_per_cpu_s": positions / cpu,
+        "tokens_per_cpu_s": tokens / cpu,
+    }

@@ -156,3 +156,16 @@ def test_torch_dataset_yields_tensors_and_resumes(tmp_path):
     again = torch_dataset(Loader(str(tmp_path), 2, seed=5))
     again.load_state_dict(state)
     assert torch.equal(next(iter(again))["input_ids"], next(batches)["input_ids"])
+
+
+def test_loader_bench_command(tmp_path):
+    from typer.testing import CliRunner
+
+    from raypipe.cli import app
+
+    write_output(str(tmp_path), [[30] * 20], 16, "concat")
+    done = CliRunner().invoke(app, ["loader-bench", str(tmp_path), "--seconds", "0.2"])
+    assert done.exit_code == 0, done.output
+    assert "positions per CPU second" in done.output
+    missing = CliRunner().invoke(app, ["loader-bench", str(tmp_path / "nothing")])
+    assert missing.exit_code == 1 and "error" in missing.output
