@@ -104,51 +104,87 @@ def pack_pad(flat: np.ndarray, doc_lengths: np.ndarray, seq_len: int, pad_id: in
     return _assemble(flat, doc_lengths, segments, len(document), seq_len, pad_id)
 
 
-def best_fit_bins(lengths: np.ndarray, capacity: int, buffer: int) -> list[list[int]]:
-    """Items (by index) grouped into bins of `capacity`, best-fit-decreasing per buffer.
+class _Sequences:
+    """Sequences being filled with pieces (document, offset, length); open ones by space left."""
 
-    Items arrive in `buffer`-sized windows; each window is placed longest first into the
-    open bin it fills most tightly (or a new one). Open bins carry over to the next window,
-    which fills their gaps; a full bin closes at once, and past `buffer` open bins the
-    fullest close, so memory stays bounded however long the input.
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.pieces: list[list[tuple[int, int, int]]] = []  # by sequence id
+        self.spaces: list[tuple[int, int]] = []  # open sequences: (space left, id), ascending
+        self.closed: list[int] = []  # ids, in the order they filled up
+
+    def _new(self) -> tuple[int, int]:
+        self.pieces.append([])
+        return self.capacity, len(self.pieces) - 1
+
+    def _add(self, key: int, piece: tuple[int, int, int], space: int) -> None:
+        self.pieces[key].append(piece)
+        if space:
+            bisect.insort(self.spaces, (space, key))
+        else:
+            self.closed.append(key)
+
+    def put_whole(self, doc: int, length: int) -> None:
+        """Into the open sequence it fills most tightly, or a new one."""
+        at = bisect.bisect_left(self.spaces, (length, -1))
+        space, key = self.spaces.pop(at) if at < len(self.spaces) else self._new()
+        self._add(key, (doc, 0, length), space - length)
+
+    def put_split(self, doc: int, length: int) -> None:
+        """Into the largest gaps first (the longest pieces), then new sequences."""
+        offset = 0
+        while offset < length:
+            space, key = self.spaces.pop() if self.spaces else self._new()
+            take = min(space, length - offset)
+            self._add(key, (doc, offset, take), space - take)
+            offset += take
+
+    def close_fullest(self, keep: int) -> None:
+        while len(self.spaces) > keep:
+            self.closed.append(self.spaces.pop(0)[1])
+
+    def in_order(self) -> list[list[tuple[int, int, int]]]:
+        return [self.pieces[k] for k in self.closed + sorted(k for _, k in self.spaces)]
+
+
+def best_fit_bins(
+    doc_lengths: np.ndarray, capacity: int, buffer: int
+) -> list[list[tuple[int, int, int]]]:
+    """Pieces (document, offset, length) grouped into sequences of `capacity` tokens.
+
+    Documents arrive in windows of `buffer`. A window's documents of at most `capacity`
+    tokens go whole, longest first, into the open sequence they fill most tightly, or a new
+    one (best-fit-decreasing). Its longer documents, which must be split anyway, then fill
+    the gaps left, largest first, and new sequences. Open sequences carry over to the next
+    window; a full one closes at once, and past `buffer` open ones the fullest close, so
+    memory stays bounded however long the input.
     """
-    closed: list[list[int]] = []
-    spaces: list[tuple[int, int]] = []  # (space left, bin id), ascending
-    bins: dict[int, list[int]] = {}
+    sequences = _Sequences(capacity)
+    lengths = np.asarray(doc_lengths, np.int64)
     for first in range(0, len(lengths), buffer):
         window = np.arange(first, min(first + buffer, len(lengths)))
-        for item in window[np.argsort(-lengths[window], kind="stable")].tolist():
-            length = int(lengths[item])
-            at = bisect.bisect_left(spaces, (length, -1))
-            if at < len(spaces):
-                space, key = spaces.pop(at)
-            else:
-                space, key = capacity, len(bins) + len(closed)
-                bins[key] = []
-            bins[key].append(item)
-            if space - length == 0:
-                closed.append(bins.pop(key))
-            else:
-                bisect.insort(spaces, (space - length, key))
-        while len(spaces) > buffer:
-            closed.append(bins.pop(spaces.pop(0)[1]))
-    closed.extend(bins[key] for key in sorted(bins))
-    return closed
+        window = window[np.argsort(-lengths[window], kind="stable")]
+        whole = lengths[window] <= capacity
+        for doc in window[whole].tolist():
+            sequences.put_whole(doc, int(lengths[doc]))
+        for doc in np.sort(window[~whole]).tolist():
+            sequences.put_split(doc, int(lengths[doc]))
+        sequences.close_fullest(buffer)
+    return sequences.in_order()
 
 
 def pack_best_fit(
     flat: np.ndarray, doc_lengths: np.ndarray, seq_len: int, pad_id: int, buffer: int
 ) -> Packed:
     """Whole documents into sequences by best fit; only documents longer than seq_len split."""
-    document, offset, length = _pieces(doc_lengths, seq_len)
-    bins = best_fit_bins(length, seq_len, buffer)
-    order = np.fromiter((item for b in bins for item in b), np.int64, len(document))
+    bins = best_fit_bins(doc_lengths, seq_len, buffer)
+    pieces = np.array([p for b in bins for p in b], np.int64).reshape(-1, 3)
     sizes = np.fromiter((len(b) for b in bins), np.int64, len(bins))
     seq = np.repeat(np.arange(len(bins), dtype=np.int64), sizes)
-    placed = length[order]
+    placed = pieces[:, 2]
     before = np.cumsum(placed) - placed  # tokens placed before each piece, over all bins
     start = seq * seq_len + before - np.repeat(before[np.cumsum(sizes) - sizes], sizes)
-    segments = _segments(start, placed, document[order], offset[order])
+    segments = _segments(start, placed, pieces[:, 0], pieces[:, 1])
     return _assemble(flat, doc_lengths, segments, len(bins), seq_len, pad_id)
 
 
