@@ -14,6 +14,8 @@ Each batch is a dict of numpy arrays, ready for flash-attention's varlen kernels
     position_ids  int64 [batch, seq_len]: restart at 0 at each document piece (and padding)
     cu_seqlens    int32 [pieces + 1]: boundaries in the flattened batch (padding is a piece)
     max_seqlen    int: the longest piece
+    attention_mask  (on request, seq_len <= 4096) bool [batch, seq_len, seq_len]: causal and
+                  block-diagonal, True where query i may attend key j
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from raypipe.pack import LENGTH, START
 
 IGNORE = -100
 OPEN_SHARDS = 8  # shards kept open (remote ones are held in memory whole)
+MAX_DENSE_MASK = 4096  # [seq_len, seq_len] booleans per sequence: 16 MB at this length
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Loader:
         seed: int = 0,
         shuffle_buffer: int = 8192,
         mask_boundary: bool = False,
+        attention_mask: bool = False,
     ) -> None:
         if not 0 <= rank < world_size:
             raise ValueError(f"rank must be in [0, world_size), got {rank} of {world_size}")
@@ -72,6 +76,11 @@ class Loader:
         if (form := manifest["config"]["output"]["format"]) != "native":
             raise ValueError(f"{output} holds {form} shards; the loader reads native shards")
         self.output, self.seq_len = output, int(manifest["seq_len"])
+        if attention_mask and self.seq_len > MAX_DENSE_MASK:
+            raise ValueError(
+                f"a dense attention_mask is for seq_len <= {MAX_DENSE_MASK}; use cu_seqlens"
+            )
+        self.attention_mask = attention_mask
         self.paths = [entry["path"] for entry in manifest["shards"]]
         self.sizes = np.array([entry["sequences"] for entry in manifest["shards"]], np.int64)
         self.batch_size, self.rank, self.world_size = batch_size, rank, world_size
@@ -189,13 +198,18 @@ class Loader:
             flat[piece_starts[piece_starts % length > 0] - 1] = IGNORE
         positions = np.arange(n * length) - np.repeat(bounds[:-1], sizes)
         self.consumed += n
-        return {
+        batch = {
             "input_ids": input_ids,
             "labels": labels,
             "position_ids": positions.reshape(n, length),
             "cu_seqlens": bounds.astype(np.int32),
             "max_seqlen": int(sizes.max()),
         }
+        if self.attention_mask:
+            piece = np.repeat(np.arange(len(sizes)), sizes).reshape(n, length)
+            causal = np.tri(length, dtype=bool)
+            batch["attention_mask"] = (piece[:, :, None] == piece[:, None, :]) & causal
+        return batch
 
 
 def torch_dataset(loader: Loader):

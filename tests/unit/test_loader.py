@@ -112,6 +112,19 @@ def test_batch_fields_agree_with_the_documents(shard_docs, strategy, mask_bounda
                 assert labels.reshape(-1)[t] == expect
 
 
+def test_dense_attention_mask_is_causal_inside_each_piece(tmp_path):
+    write_output(str(tmp_path), [[5, 9, 30, 2]], 16, "best_fit")
+    batch = next(iter(Loader(str(tmp_path), 3, attention_mask=True)))
+    cu = batch["cu_seqlens"]
+    for row in range(batch["input_ids"].shape[0]):
+        expected = np.zeros((16, 16), bool)
+        for a, b in zip(cu[:-1], cu[1:], strict=True):
+            if row * 16 <= a < (row + 1) * 16:
+                a, b = a - row * 16, b - row * 16
+                expected[a:b, a:b] = np.tri(b - a, dtype=bool)
+        assert np.array_equal(batch["attention_mask"][row], expected)
+
+
 def test_epochs_are_shuffled_deterministically(tmp_path):
     write_output(str(tmp_path), [[30] * 20, [30] * 20], 16, "concat")
     order = lambda seed, epoch: rows(  # noqa: E731
