@@ -54,9 +54,11 @@ def _summary(manifest: dict) -> Table:
         table.add_row(f"  masked: {entity}", f"{count:,}")
     if "tokens" in manifest:
         table.add_row("tokens", f"{manifest['tokens']:,}")
-        table.add_row(
-            "sequences", f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})"
-        )
+        if manifest["sequences"]:  # a megatron output holds documents, packed by Megatron
+            table.add_row(
+                "sequences",
+                f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})",
+            )
         table.add_row("shards", f"{len(manifest['shards']):,}")
     seconds = manifest.get("seconds")
     if seconds:
