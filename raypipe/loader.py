@@ -33,6 +33,7 @@ from raypipe.io import storage
 from raypipe.pack import LENGTH, START
 
 IGNORE = -100
+RAY_ROWS = 256  # sequences per block of `ray_dataset`
 OPEN_SHARDS = 8  # shards kept open (remote ones are held in memory whole)
 MAX_DENSE_MASK = 4096  # [seq_len, seq_len] booleans per sequence: 16 MB at this length
 
@@ -173,43 +174,65 @@ class Loader:
         for slot_place in np.unique(place).tolist():
             slots = np.flatnonzero(place == slot_place)
             shard = self._shard(int(order[slot_place]))
-            mine = rows[slots]
-            input_ids[slots] = shard.tokens[mine]
-            # each slot's pieces, moved from the shard's flat offsets to the batch's
-            first, counts = shard.first[mine], shard.first[mine + 1] - shard.first[mine]
-            pick = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-            shift = np.repeat((slots - mine) * length, counts)
-            starts.append(shard.starts[pick] + shift)
-            stops.append(shard.ends[pick] + shift)
-        piece_starts = np.sort(np.concatenate(starts))
-        points = np.sort(np.concatenate([*starts, *stops, np.arange(n + 1) * length]))
-        bounds = points[np.append(True, points[1:] != points[:-1])]
-        sizes = np.diff(bounds)
-        at = np.minimum(np.searchsorted(piece_starts, bounds[:-1]), len(piece_starts) - 1)
-        is_piece = piece_starts[at] == bounds[:-1] if len(piece_starts) else np.zeros(0, bool)
-        labels = np.empty((n, length), np.int64)
-        labels[:, :-1] = input_ids[:, 1:]
-        labels[:, -1] = IGNORE  # the next token is in another sequence, or nowhere
-        flat = labels.reshape(-1)
-        gaps = zip(bounds[:-1][~is_piece].tolist(), bounds[1:][~is_piece].tolist(), strict=True)
-        for a, b in gaps:
-            flat[max(a - 1, 0) : b] = IGNORE  # padding, and the token before it
-        if self.mask_boundary:
-            flat[piece_starts[piece_starts % length > 0] - 1] = IGNORE
-        positions = np.arange(n * length) - np.repeat(bounds[:-1], sizes)
+            input_ids[slots] = shard.tokens[rows[slots]]
+            piece_starts, piece_ends = _pieces(shard, rows[slots], slots, length)
+            starts.append(piece_starts)
+            stops.append(piece_ends)
         self.consumed += n
-        batch = {
-            "input_ids": input_ids,
-            "labels": labels,
-            "position_ids": positions.reshape(n, length),
-            "cu_seqlens": bounds.astype(np.int32),
-            "max_seqlen": int(sizes.max()),
-        }
-        if self.attention_mask:
-            piece = np.repeat(np.arange(len(sizes)), sizes).reshape(n, length)
-            causal = np.tri(length, dtype=bool)
-            batch["attention_mask"] = (piece[:, :, None] == piece[:, None, :]) & causal
-        return batch
+        return batch_fields(
+            input_ids,
+            np.concatenate(starts),
+            np.concatenate(stops),
+            self.mask_boundary,
+            self.attention_mask,
+        )
+
+
+def _pieces(shard: _Shard, rows: np.ndarray, slots: np.ndarray, length: int):
+    """Starts and ends of the pieces of `rows`, moved to their `slots` in a flat batch."""
+    first, counts = shard.first[rows], shard.first[rows + 1] - shard.first[rows]
+    pick = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+    shift = np.repeat((slots - rows) * length, counts)
+    return shard.starts[pick] + shift, shard.ends[pick] + shift
+
+
+def batch_fields(
+    input_ids: np.ndarray,
+    starts: np.ndarray,
+    stops: np.ndarray,
+    mask_boundary: bool,
+    attention_mask: bool,
+) -> dict:
+    """A batch's training fields from its tokens and its pieces (flat starts and ends)."""
+    n, length = input_ids.shape
+    piece_starts = np.sort(starts)
+    points = np.sort(np.concatenate([starts, stops, np.arange(n + 1) * length]))
+    bounds = points[np.append(True, points[1:] != points[:-1])]
+    sizes = np.diff(bounds)
+    at = np.minimum(np.searchsorted(piece_starts, bounds[:-1]), len(piece_starts) - 1)
+    is_piece = piece_starts[at] == bounds[:-1] if len(piece_starts) else np.zeros(0, bool)
+    labels = np.empty((n, length), np.int64)
+    labels[:, :-1] = input_ids[:, 1:]
+    labels[:, -1] = IGNORE  # the next token is in another sequence, or nowhere
+    flat = labels.reshape(-1)
+    gaps = zip(bounds[:-1][~is_piece].tolist(), bounds[1:][~is_piece].tolist(), strict=True)
+    for a, b in gaps:
+        flat[max(a - 1, 0) : b] = IGNORE  # padding, and the token before it
+    if mask_boundary:
+        flat[piece_starts[piece_starts % length > 0] - 1] = IGNORE
+    positions = np.arange(n * length) - np.repeat(bounds[:-1], sizes)
+    batch = {
+        "input_ids": input_ids,
+        "labels": labels,
+        "position_ids": positions.reshape(n, length),
+        "cu_seqlens": bounds.astype(np.int32),
+        "max_seqlen": int(sizes.max()),
+    }
+    if attention_mask:
+        piece = np.repeat(np.arange(len(sizes)), sizes).reshape(n, length)
+        causal = np.tri(length, dtype=bool)
+        batch["attention_mask"] = (piece[:, :, None] == piece[:, None, :]) & causal
+    return batch
 
 
 def torch_dataset(loader: Loader):
@@ -265,3 +288,34 @@ def throughput(loader: Loader, seconds: float) -> dict:
         "positions_per_cpu_s": positions / cpu,
         "tokens_per_cpu_s": tokens / cpu,
     }
+
+
+def ray_dataset(output: str, mask_boundary: bool = False):
+    """The sequences of a native output as a Ray Dataset, for Ray Train.
+
+    One row per sequence: `input_ids`, `labels` and `position_ids` (restarting at each
+    document piece, from which flash-attention's varlen boundaries follow). Each shard is
+    read by one task. Shuffle and split it as Ray does (`randomize_block_order`,
+    `streaming_split`); the exact resume of a mid-epoch state is the Loader's.
+    """
+    import ray.data
+
+    loader = Loader(output)
+    return ray.data.from_items(
+        [{"shard": path} for path in loader.paths], override_num_blocks=len(loader.paths)
+    ).map_batches(
+        _shard_rows,
+        fn_kwargs={"output": output, "seq_len": loader.seq_len, "mask_boundary": mask_boundary},
+        batch_size=1,
+    )
+
+
+def _shard_rows(item: dict, output: str, seq_len: int, mask_boundary: bool) -> Iterator[dict]:
+    shard = _open_shard(output, str(item["shard"][0]), seq_len)
+    for first in range(0, shard.tokens.shape[0], RAY_ROWS):
+        rows = np.arange(first, min(first + RAY_ROWS, shard.tokens.shape[0]))
+        slots = np.arange(len(rows))
+        starts, stops = _pieces(shard, rows, slots, seq_len)
+        ids = shard.tokens[rows].astype(np.int64)
+        fields = batch_fields(ids, starts, stops, mask_boundary, False)
+        yield {key: fields[key] for key in ("input_ids", "labels", "position_ids")}
