@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from raypipe.loader import Loader
+from raypipe.loader import Loader, ray_dataset
 from tests.integration.test_pipeline import decoded_documents, inputs, run
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -23,6 +23,12 @@ def test_best_fit_run_round_trips_and_loads_on_two_ranks(local_ray, mini_corpus,
         for batch in Loader(str(tmp_path), 4, rank, 2, seed=1):
             seen.update(tuple(row) for row in batch["input_ids"].tolist())
     assert sum(seen.values()) == manifest["sequences"]
+    rows = ray_dataset(str(tmp_path)).take_all()
+    assert Counter(tuple(r["input_ids"].tolist()) for r in rows) == seen
+    loaded = next(iter(Loader(str(tmp_path), 1)))
+    match = next(r for r in rows if r["input_ids"].tolist() == loaded["input_ids"][0].tolist())
+    assert match["position_ids"].tolist() == loaded["position_ids"][0].tolist()
+    assert match["labels"].tolist() == loaded["labels"][0].tolist()
 
 
 def test_megatron_run_is_read_by_megatron_core(local_ray, mini_corpus, tmp_path):
