@@ -58,9 +58,11 @@ def _summary(manifest: dict) -> Table:
         table.add_row(f"  masked: {entity}", f"{count:,}")
     if "tokens" in manifest:
         table.add_row("tokens", f"{manifest['tokens']:,}")
-        table.add_row(
-            "sequences", f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})"
-        )
+        if manifest["sequences"]:  # a megatron output holds documents, packed by Megatron
+            table.add_row(
+                "sequences",
+                f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})",
+            )
         table.add_row("shards", f"{len(manifest['shards']):,}")
     seconds = manifest.get("seconds")
     if seconds:
@@ -161,3 +163,28 @@ def options() -> None:
     from raypipe.config import reference_table
 
     print(reference_table())
+
+
+@app.command("loader-bench")
+def loader_bench(
+    output: Annotated[str, typer.Argument(help="Output folder of a native run (local or s3://)")],
+    batch_size: Annotated[int, typer.Option(min=1, help="Sequences per batch")] = 8,
+    seconds: Annotated[float, typer.Option(min=0.1, help="How long to read")] = 10.0,
+    seed: Annotated[int, typer.Option(min=0, help="Shuffle seed")] = 0,
+) -> None:
+    """Read the shards with the training loader (one rank, this process) and print its speed."""
+    from raypipe.loader import Loader, throughput
+
+    try:
+        loader = Loader(output, batch_size=batch_size, seed=seed)
+    except (ValueError, OSError, StorageError) as error:
+        _fail(str(error), 1)
+    result = throughput(loader, seconds)
+    table = Table(title="raypipe loader", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_row("batches", f"{result['batches']:,} x {batch_size} x {loader.seq_len}")
+    table.add_row("CPU seconds", f"{result['cpu_seconds']:,.2f}")
+    table.add_row("positions per CPU second", f"{result['positions_per_cpu_s']:,.0f}")
+    table.add_row("tokens (with a label) per CPU second", f"{result['tokens_per_cpu_s']:,.0f}")
+    Console().print(table)

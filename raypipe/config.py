@@ -69,10 +69,10 @@ class InputConfig(Section):
 
 class OutputConfig(Section):
     path: str = Field("out", description="Output folder, local or s3://")
-    format: Literal["native", "parquet", "jsonl"] = Field(
+    format: Literal["native", "megatron", "parquet", "jsonl"] = Field(
         "native",
-        description="native = token shards; parquet/jsonl = cleaned documents (used when "
-        "tokenizer is unset)",
+        description="native = packed token shards; megatron = Megatron-LM .bin/.idx of whole "
+        "documents; parquet/jsonl = cleaned documents (used when tokenizer is unset)",
     )
     shard_tokens: int = Field(
         100_000_000,
@@ -415,6 +415,19 @@ class TokenizeConfig(Section):
 
 class PackConfig(Section):
     seq_len: int = Field(2048, ge=8, le=1 << 20, description="Tokens per packed sequence")
+    strategy: Literal["concat", "best_fit", "pad"] = Field(
+        "concat",
+        description="concat = documents back to back, one crossing a sequence end continues "
+        "in the next; best_fit = best-fit-decreasing, documents up to seq_len never split; "
+        "pad = one document per sequence (baseline)",
+    )
+    buffer_docs: int = Field(
+        4096,
+        ge=1,
+        le=1 << 20,
+        description="best_fit: documents placed together (and open sequences kept); more "
+        "fills tighter, costs memory",
+    )
 
 
 class StorageConfig(Section):
@@ -489,6 +502,8 @@ class PipelineConfig(Section):
         mixing = any(s.share is not None or s.epochs not in (None, 1) for s in self.sources)
         if mixing and not self.tokenizer:
             raise ValueError("sources with share or epochs mix tokens: set a tokenizer")
+        if self.output.format == "megatron" and not self.tokenizer:
+            raise ValueError("output.format megatron writes tokens: set a tokenizer")
         return self
 
 

@@ -73,6 +73,7 @@ def build_manifest(
         report.update(dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len))
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
+        report["pack_strategy"] = cfg.pack.strategy if cfg.output.format == "native" else None
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],

@@ -1,37 +1,204 @@
-"""Token streams into fixed-length sequences, document boundaries kept beside them."""
+"""Documents into fixed-length sequences, with the document boundaries of every sequence.
+
+Three strategies, one result: the tokens `[sequences, seq_len]` and their `segments`, one
+row per piece of a document placed in a sequence. From the segments a loader restarts
+positions and attention at each boundary, and the documents can be read back whole.
+
+    concat    documents back to back; one crossing a sequence end continues in the next
+              sequence, so only the last sequence is padded
+    best_fit  best-fit-decreasing over a bounded buffer: a document no longer than seq_len
+              is never split, longer ones are cut into seq_len pieces plus a remainder, and
+              padding is left only where no remaining piece fits
+    pad       one document per sequence (longer ones over several): the naive baseline
+"""
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
+
+STRATEGIES = ("concat", "best_fit", "pad")
+# Columns of `segments`: flat position of the piece's first token, its length, the
+# document (index in the shard's order) and where in that document the piece starts.
+START, LENGTH, DOCUMENT, OFFSET = range(4)
 
 
 @dataclass(frozen=True)
 class Packed:
     """Sequences of one shard.
 
-    tokens      [sequences, seq_len] ids; positions past `n_valid` (flat) are padding
-    doc_starts  flat offsets where each document starts, then `n_valid` as the end
+    tokens    [sequences, seq_len] ids; positions no segment covers are padding
+    segments  int64 [pieces, 4]: start (flat), length, document, offset; sorted by start
     """
 
     tokens: np.ndarray
-    doc_starts: np.ndarray
+    segments: np.ndarray
 
     @property
     def n_valid(self) -> int:
-        return int(self.doc_starts[-1])
+        return int(self.segments[:, LENGTH].sum())
+
+    @property
+    def split_documents(self) -> int:
+        """Documents placed in more than one piece."""
+        return int(np.count_nonzero(np.bincount(self.segments[:, DOCUMENT]) > 1))
+
+
+def _doc_starts(doc_lengths: np.ndarray) -> np.ndarray:
+    starts = np.zeros(len(doc_lengths) + 1, np.int64)
+    np.cumsum(doc_lengths, out=starts[1:])
+    return starts
+
+
+def _assemble(
+    flat: np.ndarray,
+    doc_lengths: np.ndarray,
+    segments: np.ndarray,
+    n_seq: int,
+    seq_len: int,
+    pad_id: int,
+) -> Packed:
+    tokens = np.full(n_seq * seq_len, pad_id, dtype=flat.dtype)
+    source = _doc_starts(doc_lengths)[segments[:, DOCUMENT]] + segments[:, OFFSET]
+    # One slice copy per piece: pieces are hundreds of tokens, so this is memcpy-bound.
+    for start, length, src in zip(
+        segments[:, START].tolist(), segments[:, LENGTH].tolist(), source.tolist(), strict=True
+    ):
+        tokens[start : start + length] = flat[src : src + length]
+    return Packed(tokens.reshape(-1, seq_len), segments)
+
+
+def _segments(start, length, document, offset) -> np.ndarray:
+    return np.stack([start, length, document, offset], axis=1).astype(np.int64).reshape(-1, 4)
 
 
 def pack_concat(flat: np.ndarray, doc_lengths: np.ndarray, seq_len: int, pad_id: int) -> Packed:
-    """Documents (each already ending in EOS) streamed back to back into sequences.
+    """Documents (each already ending in EOS) streamed back to back into sequences."""
+    doc_starts = _doc_starts(doc_lengths)
+    total = int(doc_starts[-1])
+    cuts = np.union1d(doc_starts[:-1], np.arange(0, total, seq_len, dtype=np.int64))
+    cuts = cuts[cuts < total]
+    lengths = np.diff(np.append(cuts, total))
+    document = np.searchsorted(doc_starts, cuts, side="right") - 1
+    segments = _segments(cuts, lengths, document, cuts - doc_starts[document])
+    return _assemble(flat, doc_lengths, segments, -(-total // seq_len), seq_len, pad_id)
 
-    A document that crosses a sequence end continues in the next sequence; only the
-    last sequence is padded.
+
+def _pieces(doc_lengths: np.ndarray, seq_len: int) -> tuple[np.ndarray, ...]:
+    """Each document cut into seq_len pieces (the last one shorter): document, offset, length."""
+    doc_lengths = np.asarray(doc_lengths, np.int64)
+    counts = -(-doc_lengths // seq_len)
+    document = np.repeat(np.arange(len(doc_lengths)), counts)
+    index = np.arange(len(document)) - np.repeat(np.cumsum(counts) - counts, counts)
+    offset = index * seq_len
+    return document, offset, np.minimum(seq_len, doc_lengths[document] - offset)
+
+
+def pack_pad(flat: np.ndarray, doc_lengths: np.ndarray, seq_len: int, pad_id: int) -> Packed:
+    """One document per sequence; a longer one fills several, its last one padded."""
+    document, offset, length = _pieces(doc_lengths, seq_len)
+    start = np.arange(len(document), dtype=np.int64) * seq_len
+    segments = _segments(start, length, document, offset)
+    return _assemble(flat, doc_lengths, segments, len(document), seq_len, pad_id)
+
+
+class _Sequences:
+    """Sequences being filled with pieces (document, offset, length); open ones by space left."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.pieces: list[list[tuple[int, int, int]]] = []  # by sequence id
+        self.spaces: list[tuple[int, int]] = []  # open sequences: (space left, id), ascending
+        self.closed: list[int] = []  # ids, in the order they filled up
+
+    def _new(self) -> tuple[int, int]:
+        self.pieces.append([])
+        return self.capacity, len(self.pieces) - 1
+
+    def _add(self, key: int, piece: tuple[int, int, int], space: int) -> None:
+        self.pieces[key].append(piece)
+        if space:
+            bisect.insort(self.spaces, (space, key))
+        else:
+            self.closed.append(key)
+
+    def put_whole(self, doc: int, length: int) -> None:
+        """Into the open sequence it fills most tightly, or a new one."""
+        at = bisect.bisect_left(self.spaces, (length, -1))
+        space, key = self.spaces.pop(at) if at < len(self.spaces) else self._new()
+        self._add(key, (doc, 0, length), space - length)
+
+    def put_split(self, doc: int, length: int) -> None:
+        """Into the largest gaps first (the longest pieces), then new sequences."""
+        offset = 0
+        while offset < length:
+            space, key = self.spaces.pop() if self.spaces else self._new()
+            take = min(space, length - offset)
+            self._add(key, (doc, offset, take), space - take)
+            offset += take
+
+    def close_fullest(self, keep: int) -> None:
+        while len(self.spaces) > keep:
+            self.closed.append(self.spaces.pop(0)[1])
+
+    def in_order(self) -> list[list[tuple[int, int, int]]]:
+        return [self.pieces[k] for k in self.closed + sorted(k for _, k in self.spaces)]
+
+
+def best_fit_bins(
+    doc_lengths: np.ndarray, capacity: int, buffer: int
+) -> list[list[tuple[int, int, int]]]:
+    """Pieces (document, offset, length) grouped into sequences of `capacity` tokens.
+
+    Documents arrive in windows of `buffer`. A window's documents of at most `capacity`
+    tokens go whole, longest first, into the open sequence they fill most tightly, or a new
+    one (best-fit-decreasing). Its longer documents, which must be split anyway, then fill
+    the gaps left, largest first, and new sequences. Open sequences carry over to the next
+    window; a full one closes at once, and past `buffer` open ones the fullest close, so
+    memory stays bounded however long the input.
     """
-    n_seq = max(1, -(-len(flat) // seq_len))
-    tokens = np.full(n_seq * seq_len, pad_id, dtype=flat.dtype)
-    tokens[: len(flat)] = flat
-    starts = np.zeros(len(doc_lengths) + 1, np.int64)
-    np.cumsum(doc_lengths, out=starts[1:])
-    return Packed(tokens.reshape(n_seq, seq_len), starts)
+    sequences = _Sequences(capacity)
+    lengths = np.asarray(doc_lengths, np.int64)
+    for first in range(0, len(lengths), buffer):
+        window = np.arange(first, min(first + buffer, len(lengths)))
+        window = window[np.argsort(-lengths[window], kind="stable")]
+        whole = lengths[window] <= capacity
+        for doc in window[whole].tolist():
+            sequences.put_whole(doc, int(lengths[doc]))
+        for doc in np.sort(window[~whole]).tolist():
+            sequences.put_split(doc, int(lengths[doc]))
+        sequences.close_fullest(buffer)
+    return sequences.in_order()
+
+
+def pack_best_fit(
+    flat: np.ndarray, doc_lengths: np.ndarray, seq_len: int, pad_id: int, buffer: int
+) -> Packed:
+    """Whole documents into sequences by best fit; only documents longer than seq_len split."""
+    bins = best_fit_bins(doc_lengths, seq_len, buffer)
+    pieces = np.array([p for b in bins for p in b], np.int64).reshape(-1, 3)
+    sizes = np.fromiter((len(b) for b in bins), np.int64, len(bins))
+    seq = np.repeat(np.arange(len(bins), dtype=np.int64), sizes)
+    placed = pieces[:, 2]
+    before = np.cumsum(placed) - placed  # tokens placed before each piece, over all bins
+    start = seq * seq_len + before - np.repeat(before[np.cumsum(sizes) - sizes], sizes)
+    segments = _segments(start, placed, pieces[:, 0], pieces[:, 1])
+    return _assemble(flat, doc_lengths, segments, len(bins), seq_len, pad_id)
+
+
+def pack(
+    flat: np.ndarray,
+    doc_lengths: np.ndarray,
+    seq_len: int,
+    pad_id: int,
+    strategy: str,
+    buffer: int,
+) -> Packed:
+    """Documents of one shard (concatenated in `flat`) packed by `strategy`."""
+    if strategy == "best_fit":
+        return pack_best_fit(flat, doc_lengths, seq_len, pad_id, buffer)
+    if strategy == "pad":
+        return pack_pad(flat, doc_lengths, seq_len, pad_id)
+    return pack_concat(flat, doc_lengths, seq_len, pad_id)

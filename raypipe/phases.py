@@ -170,6 +170,9 @@ def pack(
             "pad_id": loaded.eos_id,
             "vocab_size": loaded.vocab_size,
             "fingerprint": run_fp,
+            "strategy": cfg.pack.strategy,
+            "buffer": cfg.pack.buffer_docs,
+            "form": cfg.output.format,
         },
         batch_format="pyarrow",
     )

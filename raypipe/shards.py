@@ -1,11 +1,14 @@
-"""Native token shards: write them, open them back as numpy arrays.
+"""Token shards: write them (native or megatron), open native ones back as numpy arrays.
 
-A shard `NAME` is two .npy files (readable by plain `numpy.load(..., mmap_mode="r")`):
-    NAME.tokens.npy   [sequences, seq_len] uint16 (vocab < 65,536) or uint32 token ids
-    NAME.docs.npy     int64 flat offsets of document starts, then the number of valid
-                      (non-padding) tokens; the document boundaries inside sequence i are
-                      the offsets in [i*seq_len, (i+1)*seq_len)
-The run's manifest.json lists every shard with its sequence and token counts and sha256.
+A native shard `NAME` is two .npy files (readable by plain `numpy.load(..., mmap_mode="r")`):
+    NAME.tokens.npy     [sequences, seq_len] uint16 (vocab < 65,536) or uint32 token ids
+    NAME.segments.npy   int64 [pieces, 4], one row per piece of a document placed in a
+                        sequence: flat start, length, document (index in the shard), offset
+                        in the document; sorted by start, so the pieces of sequence i are the
+                        rows with start in [i*seq_len, (i+1)*seq_len); positions no piece
+                        covers are padding
+A megatron shard is NAME.bin + NAME.idx (raypipe.megatron). The run's manifest.json lists
+every shard with its sequence and token counts and sha256.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from raypipe import megatron
 from raypipe.io import storage
-from raypipe.pack import Packed, pack_concat
+from raypipe.pack import DOCUMENT, LENGTH, OFFSET, Packed, pack
 from raypipe.report.stats import shard_stats
 
 SHARDS_DIR = "shards"
@@ -34,19 +38,38 @@ def _npy_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def write_shard(output: str, name: str, packed: Packed) -> dict:
+def write_shard(output: str, name: str, packed: Packed, documents: int) -> dict:
     """Publish one shard (tokens first, boundaries second) and describe it for the manifest."""
     tokens = _npy_bytes(packed.tokens)
     storage.write_atomic(storage.join(output, SHARDS_DIR, f"{name}.tokens.npy"), tokens)
     storage.write_atomic(
-        storage.join(output, SHARDS_DIR, f"{name}.docs.npy"), _npy_bytes(packed.doc_starts)
+        storage.join(output, SHARDS_DIR, f"{name}.segments.npy"), _npy_bytes(packed.segments)
     )
     return {
         "path": f"{SHARDS_DIR}/{name}",
         "sequences": int(packed.tokens.shape[0]),
         "tokens": packed.n_valid,
-        "documents": len(packed.doc_starts) - 1,
+        "documents": documents,
         "sha256": hashlib.sha256(tokens).hexdigest(),
+    }
+
+
+def write_megatron(
+    output: str, name: str, flat: np.ndarray, doc_lengths: np.ndarray, vocab_size: int
+) -> dict:
+    """Publish one shard as Megatron-LM's NAME.bin/NAME.idx: whole documents, unpacked."""
+    data = flat.astype(megatron.token_dtype(vocab_size), copy=False).tobytes()
+    storage.write_atomic(storage.join(output, SHARDS_DIR, f"{name}.bin"), data)
+    storage.write_atomic(
+        storage.join(output, SHARDS_DIR, f"{name}.idx"),
+        megatron.index_bytes(doc_lengths, megatron.token_dtype(vocab_size)),
+    )
+    return {
+        "path": f"{SHARDS_DIR}/{name}",
+        "sequences": 0,
+        "tokens": len(flat),
+        "documents": len(doc_lengths),
+        "sha256": hashlib.sha256(data).hexdigest(),
     }
 
 
@@ -54,33 +77,39 @@ def write_shard(output: str, name: str, packed: Packed) -> dict:
 class Shard:
     path: str
     tokens: np.ndarray
-    doc_starts: np.ndarray
+    segments: np.ndarray
 
     @property
     def n_valid(self) -> int:
-        return int(self.doc_starts[-1])
+        return int(self.segments[:, LENGTH].sum())
 
     def documents(self) -> Iterator[np.ndarray]:
-        """Each document's tokens (EOS included), in shard order."""
+        """Each document's tokens (EOS included), in shard order, its pieces rejoined."""
         flat = self.tokens.reshape(-1)
-        for start, end in zip(self.doc_starts[:-1], self.doc_starts[1:], strict=True):
-            yield flat[start:end]
+        pieces = self.segments[np.lexsort((self.segments[:, OFFSET], self.segments[:, DOCUMENT]))]
+        firsts = np.flatnonzero(pieces[:, OFFSET] == 0).tolist() + [len(pieces)]
+        for first, end in zip(firsts[:-1], firsts[1:], strict=True):
+            parts = [flat[start : start + length] for start, length, *_ in pieces[first:end]]
+            yield parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _load(uri: str) -> np.ndarray:
+def load_array(uri: str) -> np.ndarray:
+    """A .npy file: memory-mapped when local, read whole from object storage."""
     if storage.is_remote(uri):
         return np.load(io.BytesIO(storage.read_bytes(uri)), allow_pickle=False)
     return np.load(uri, mmap_mode="r", allow_pickle=False)
 
 
 def open(output: str) -> list[Shard]:  # noqa: A001 (reads like the builtin on purpose)
-    """The shards of a committed run, in manifest order, as (memory-mapped) arrays."""
+    """The shards of a committed native run, in manifest order, as (memory-mapped) arrays."""
     manifest = json.loads(storage.read_bytes(storage.join(output, "manifest.json")))
+    if (form := manifest["config"]["output"]["format"]) != "native":
+        raise ValueError(f"{output} holds {form} shards, not native ones")
     return [
         Shard(
             entry["path"],
-            _load(storage.join(output, f"{entry['path']}.tokens.npy")),
-            _load(storage.join(output, f"{entry['path']}.docs.npy")),
+            load_array(storage.join(output, f"{entry['path']}.tokens.npy")),
+            load_array(storage.join(output, f"{entry['path']}.segments.npy")),
         )
         for entry in manifest["shards"]
     ]
@@ -95,7 +124,15 @@ def sidecar_uri(output: str, group: int) -> str:
 
 
 def pack_and_write(
-    group: pa.Table, output: str, seq_len: int, pad_id: int, vocab_size: int, fingerprint: str
+    group: pa.Table,
+    output: str,
+    seq_len: int,
+    pad_id: int,
+    vocab_size: int,
+    fingerprint: str,
+    strategy: str,
+    buffer: int,
+    form: str,
 ) -> pa.Table:
     """One shard from all documents assigned to it, published with its sidecar last.
 
@@ -105,10 +142,15 @@ def pack_and_write(
     group = group.take(pc.sort_indices(group, [("order", "ascending")]))
     flat = pc.list_flatten(group["tokens"]).to_numpy()
     doc_tokens = group["n_tokens"].to_numpy()
-    packed = pack_concat(flat, doc_tokens, seq_len, pad_id)
     index = int(group["group"][0].as_py())
-    entry = write_shard(output, shard_name(index), packed)
-    entry["stats"] = shard_stats(flat, doc_tokens, group["chars"].to_numpy(), vocab_size)
+    stats = shard_stats(flat, doc_tokens, group["chars"].to_numpy(), vocab_size)
+    if form == "megatron":
+        entry = write_megatron(output, shard_name(index), flat, doc_tokens, vocab_size)
+    else:
+        packed = pack(flat, doc_tokens, seq_len, pad_id, strategy, buffer)
+        entry = write_shard(output, shard_name(index), packed, len(doc_tokens))
+        stats["split_documents"] = packed.split_documents
+    entry["stats"] = stats
     entry["fingerprint"] = fingerprint
     entry["group"] = index
     storage.write_atomic(sidecar_uri(output, index), json.dumps(entry).encode())

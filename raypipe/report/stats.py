@@ -56,5 +56,6 @@ def dataset_report(shards: list[dict], vocab_size: int, seq_len: int) -> dict:
         "sequences": sequences,
         "seq_len": seq_len,
         "sequence_utilization": tokens / (sequences * seq_len) if sequences else 0.0,
+        "split_documents": sum(s["stats"].get("split_documents", 0) for s in shards),
         "top_tokens": [{"id": int(i), "count": int(counts[i])} for i in top if counts[i]],
     }

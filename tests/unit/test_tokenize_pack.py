@@ -26,8 +26,15 @@ def test_concat_packing_pads_only_the_last_sequence():
     flat = np.arange(1, 13, dtype=np.uint16)
     packed = pack_concat(flat, lengths, seq_len=5, pad_id=0)
     assert packed.tokens.tolist() == [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12, 0, 0, 0]]
-    assert packed.doc_starts.tolist() == [0, 3, 8, 12]
-    assert packed.n_valid == 12
+    # (start, length, document, offset): the second document continues into sequence 1
+    assert packed.segments.tolist() == [
+        [0, 3, 0, 0],
+        [3, 2, 1, 0],
+        [5, 3, 1, 2],
+        [8, 2, 2, 0],
+        [10, 2, 2, 2],
+    ]
+    assert (packed.n_valid, packed.split_documents) == (12, 2)
 
 
 def test_shard_assignment_is_seeded_and_spread():

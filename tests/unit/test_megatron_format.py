@@ -1,0 +1,33 @@
+"""A megatron shard read back by the real megatron-core IndexedDataset."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from raypipe.shards import pack_and_write
+
+indexed_dataset = pytest.importorskip("megatron.core.datasets.indexed_dataset")
+
+
+@pytest.mark.parametrize("vocab_size", [50_257, 100_277])
+def test_megatron_core_reads_every_document_as_written(tmp_path, vocab_size):
+    rng = np.random.default_rng(vocab_size)
+    docs = [rng.integers(0, vocab_size, n).tolist() + [vocab_size - 1] for n in (0, 5, 700, 33)]
+    group = pa.table(
+        {
+            "tokens": docs,
+            "n_tokens": [len(d) for d in docs],
+            "chars": [4 * len(d) for d in docs],
+            "order": [3, 1, 2, 0],  # written in this order
+            "group": [7] * len(docs),
+        }
+    )
+    pack_and_write(
+        group, str(tmp_path), 64, vocab_size - 1, vocab_size, "fp", "concat", 16, "megatron"
+    )
+    dataset = indexed_dataset.IndexedDataset(str(tmp_path / "shards" / "shard-00007"))
+    written = [docs[i] for i in (3, 1, 2, 0)]
+    assert len(dataset) == len(written)
+    assert [dataset[i].tolist() for i in range(len(dataset))] == written
+    assert dataset.index.dtype == (np.uint16 if vocab_size < 65_500 else np.int32)
+    assert list(dataset.document_indices) == list(range(len(written) + 1))

@@ -1,0 +1,105 @@
+"""Packing strategies: every token placed once, boundaries exact, best_fit keeps documents whole."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from raypipe.pack import DOCUMENT, LENGTH, OFFSET, START, best_fit_bins, pack
+from raypipe.shards import Shard
+
+PAD = 0
+
+
+def corpus(lengths: list[int]) -> np.ndarray:
+    """Document d is tokens d*1000+1, d*1000+2, ...: every token names its document and place."""
+    return np.concatenate(
+        [np.arange(d * 1000 + 1, d * 1000 + 1 + n) for d, n in enumerate(lengths)] or [[]]
+    ).astype(np.uint32)
+
+
+documents = st.lists(st.integers(1, 300), min_size=0, max_size=60)
+settings_ = settings(max_examples=150, deadline=None)
+
+
+@settings_
+@given(
+    documents,
+    st.integers(8, 128),
+    st.sampled_from(["concat", "best_fit", "pad"]),
+    st.integers(1, 16),
+)
+def test_every_token_placed_once_and_documents_read_back(lengths, seq_len, strategy, buffer):
+    flat = corpus(lengths)
+    packed = pack(flat, np.array(lengths, np.int64), seq_len, PAD, strategy, buffer)
+    tokens = packed.tokens.reshape(-1)
+    assert packed.tokens.shape[1] == seq_len
+    assert packed.n_valid == len(flat)
+    assert sorted(tokens[tokens != PAD].tolist()) == sorted(flat.tolist())
+    covered = np.zeros(len(tokens), bool)
+    for start, length, doc, offset in packed.segments.tolist():
+        assert start // seq_len == (start + length - 1) // seq_len  # inside one sequence
+        assert tokens[start : start + length].tolist() == list(
+            range(doc * 1000 + 1 + offset, doc * 1000 + 1 + offset + length)
+        )
+        covered[start : start + length] = True
+    assert not tokens[~covered].any()  # everything outside a segment is padding
+    assert np.all(np.diff(packed.segments[:, START]) > 0)
+    shard = Shard("s", packed.tokens, packed.segments)
+    assert [d.tolist() for d in shard.documents()] == [
+        list(range(d * 1000 + 1, d * 1000 + 1 + n)) for d, n in enumerate(lengths)
+    ]
+
+
+@settings_
+@given(documents, st.integers(8, 128), st.integers(1, 16))
+def test_best_fit_splits_only_documents_longer_than_a_sequence(lengths, seq_len, buffer):
+    packed = pack(corpus(lengths), np.array(lengths, np.int64), seq_len, PAD, "best_fit", buffer)
+    pieces = np.bincount(packed.segments[:, DOCUMENT], minlength=len(lengths))
+    for n, count in zip(lengths, pieces.tolist(), strict=True):
+        assert count == 1 if n <= seq_len else count >= -(-n // seq_len)
+    assert packed.split_documents == sum(n > seq_len for n in lengths)
+
+
+@settings_
+@given(documents, st.integers(8, 128))
+def test_concat_pads_only_the_last_sequence_and_pad_one_document_per_sequence(lengths, seq_len):
+    n = np.array(lengths, np.int64)
+    concat = pack(corpus(lengths), n, seq_len, PAD, "concat", 1)
+    assert concat.tokens.shape[0] == -(-sum(lengths) // seq_len)
+    padded = pack(corpus(lengths), n, seq_len, PAD, "pad", 1)
+    assert padded.tokens.shape[0] == sum(-(-x // seq_len) for x in lengths)
+    assert np.all(padded.segments[:, START] % seq_len == 0)
+    assert np.all(padded.segments[:, OFFSET] % seq_len == 0)
+
+
+def test_best_fit_fills_gaps_with_later_documents():
+    # 6 + 4 and 7 + 3 fill two sequences exactly; concat order would split one of them.
+    lengths = np.array([6, 7, 4, 3])
+    bins = best_fit_bins(lengths, 10, buffer=4)
+    assert sorted(sorted(doc for doc, _, _ in b) for b in bins) == [[0, 2], [1, 3]]
+    packed = pack(corpus(lengths.tolist()), lengths, 10, PAD, "best_fit", 4)
+    assert packed.tokens.shape == (2, 10) and packed.n_valid == 20
+    assert pack(corpus(lengths.tolist()), lengths, 10, PAD, "concat", 4).split_documents == 1
+
+
+def test_best_fit_fills_gaps_with_pieces_of_long_documents():
+    # 7 and 8 leave gaps of 3 and 2; the 15-token document fills them and one sequence
+    lengths = np.array([7, 8, 15])
+    packed = pack(corpus(lengths.tolist()), lengths, 10, PAD, "best_fit", 3)
+    assert packed.tokens.shape == (3, 10) and packed.n_valid == 30
+    assert packed.split_documents == 1
+
+
+def test_best_fit_buffer_bounds_open_sequences():
+    lengths = np.full(100, 6)  # no two fit together: each needs its own sequence
+    bins = best_fit_bins(lengths, 10, buffer=3)
+    assert sorted(doc for b in bins for doc, _, _ in b) == list(range(100))
+    assert all(len(b) == 1 for b in bins)
+
+
+@pytest.mark.parametrize("strategy", ["concat", "best_fit", "pad"])
+def test_long_document_spans_sequences_in_order(strategy):
+    packed = pack(corpus([25]), np.array([25]), 10, PAD, strategy, 4)
+    assert packed.segments[:, LENGTH].tolist() == [10, 10, 5]
+    assert packed.split_documents == 1
