@@ -128,23 +128,42 @@ def peer_python() -> Path:
     return python
 
 
+def child_env() -> dict[str, str]:
+    """This process's environment, with the checkout importable (`bench`, `raypipe`)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def run_peer(script: str, payload: dict, cpus: int | None = None) -> dict:
-    """Run `script` (Python source) in the peers' environment.
+    """Run `script` (Python source) in the peers' environment (see `run_script`)."""
+    return run_script(script, payload, cpus, python=peer_python())
+
+
+def run_script(
+    script: str, payload: dict, cpus: int | None = None, python: Path | str = sys.executable
+) -> dict:
+    """Run `script` (Python source) in a fresh process, by default with raypipe's Python.
 
     The script reads a JSON payload from stdin and prints one JSON object as its last
-    line of stdout; that object is returned.
+    line of stdout; that object is returned. With `cpus`, the process and its children
+    are pinned to that many cores and the Rust/OpenMP thread pools sized to match, so
+    "1 CPU" means one core for raypipe and peers alike.
     """
-    env = dict(os.environ)
+    env = child_env()
+    pin = None
     if cpus is not None:
         env["OMP_NUM_THREADS"] = env["RAYON_NUM_THREADS"] = str(cpus)
+        cores = sorted(os.sched_getaffinity(0))[:cpus]
+        pin = lambda: os.sched_setaffinity(0, cores)  # noqa: E731
     done = subprocess.run(
-        [str(peer_python()), "-c", script],
+        [str(python), "-c", script],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
         env=env,
+        preexec_fn=pin,
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"peer script failed:\n{done.stderr[-4000:]}")
+        raise RuntimeError(f"benchmark script failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
