@@ -19,12 +19,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import ROOT, SHARED_DATA, child_env
+from bench.common import CACHE, ROOT, SHARED_DATA, child_env
 from bench.machine import describe_inputs, describe_machine
 
 CASES = ROOT / "bench" / "cases"
 RESULTS = ROOT / "bench" / "results"
-LOGS = ROOT / "bench" / ".cache" / "logs"
+LOGS = CACHE / "logs"
 BENCHMARKS = ROOT / "BENCHMARKS.md"
 # A case that runs longer than this is stopped and reported as failed.
 TIMEOUT_SECONDS = {"quick": 20 * 60, "full": 3 * 3600}
