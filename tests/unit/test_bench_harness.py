@@ -6,6 +6,8 @@ import pytest
 import zstandard
 
 from bench.__main__ import Layout, discover, main, run, write_benchmarks
+from bench.profile import top_lines
+from bench.runs import FILES, write_slice
 
 GOOD = """
 def run(quick: bool) -> str:
@@ -72,3 +74,38 @@ def test_unknown_case_is_a_clear_error(capsys):
         main(["run", "--only", "no_such_case"])
     assert exit.value.code == 2
     assert "no case named no_such_case" in capsys.readouterr().err
+
+
+def test_profile_lines_leave_out_waiting_processes():
+    raw = "\n".join(
+        [
+            'process 1:"python x.py";<module> (x.py:9);run (raypipe/stages/tokenize.py:37) 6',
+            'process 1:"python x.py";<module> (x.py:9);run (raypipe/stages/tokenize.py:40) 2',
+            'process 2:"ray worker";main_loop (ray/_private/worker.py:10);'
+            "Worker.main_loop (ray/_private/worker.py:900) 50",
+            'process 1:"python x.py";<module> (x.py:9) 2',
+        ]
+    )
+    rows = top_lines(raw)
+    assert rows[0] == ("run (stages/tokenize.py:37)", 0.6, 0.8)
+    assert rows[1] == ("run (stages/tokenize.py:40)", 0.2, 0.8)
+    assert rows[2] == ("<module> (x.py:9)", 0.2, 1.0)
+    assert len(rows) == 3  # the idle worker's 50 samples are not in the shares
+
+
+def test_slice_deals_documents_into_files(tmp_path):
+    rows = [{"id": str(i), "text": "x" * 100} for i in range(40)]
+    source = tmp_path / "corpus.jsonl.zst"
+    source.write_bytes(zstandard.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+
+    corpus = write_slice(source, skip_bytes=500, limit_bytes=2_000, folder=tmp_path / "slice")
+
+    assert corpus == {"documents": 20, "mb": 0.002}
+    files = sorted((tmp_path / "slice").glob("*.jsonl.zst"))
+    assert len(files) == FILES
+    ids = sorted(
+        int(json.loads(line)["id"])
+        for f in files
+        for line in zstandard.decompress(f.read_bytes()).decode().splitlines()
+    )
+    assert ids == list(range(5, 25))
