@@ -19,7 +19,7 @@ RAYPIPE = "raypipe run"
 
 # datatrove's own steps where it has them (reader, exact dedup in its three stages,
 # DocumentTokenizer); raypipe's cleaning and its three quality rules written the datatrove
-# way (a formatter and a LambdaFilter, per document, in Python) so both keep the same
+# way (a formatter and a filter step, per document, in Python) so both keep the same
 # documents. Stage 1 writes the cleaned documents, like raypipe's checkpoint.
 DATATROVE = r"""
 import json, os, re, sys, tempfile, time, unicodedata
@@ -29,43 +29,47 @@ from datatrove.executor import LocalPipelineExecutor
 from datatrove.pipeline.dedup import (
     ExactDedupConfig, ExactDedupFilter, ExactDedupSignature, ExactFindDedups,
 )
-from datatrove.pipeline.filters import LambdaFilter
+from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.formatters.base import BaseFormatter
 from datatrove.pipeline.readers import JsonlReader
 from datatrove.pipeline.tokens import DocumentTokenizer
 from datatrove.pipeline.writers import JsonlWriter
 
-BLOCKS = "p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|header|footer|pre|blockquote"
-ENTITIES = {"&nbsp;": " ", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&apos;": "'"}
-
+# datatrove runs steps in forkserver processes that do not see this script's globals:
+# each step carries what it needs.
 class Normalize(BaseFormatter):
     name = "normalize (raypipe's rules)"
-    rules = [
-        (re.compile(r"(?is)<(?:script|style|noscript)\b.*?</(?:script|style|noscript)\s*>"), ""),
-        (re.compile(r"(?s)<!--.*?-->"), ""),
-        (re.compile(rf"(?i)</?(?:{BLOCKS})\b[^<>]*>"), "\n"),
-        (re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"), ""),
-    ]
+
     def format(self, text):
+        import re, unicodedata
+        blocks = "p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|header|footer|pre|blockquote"
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        for pattern, replacement in self.rules:
-            text = pattern.sub(replacement, text)
-        for entity, char in ENTITIES.items():
+        for pattern, replacement in (
+            (r"(?is)<(?:script|style|noscript)\b.*?</(?:script|style|noscript)\s*>", ""),
+            (r"(?s)<!--.*?-->", ""),
+            (rf"(?i)</?(?:{blocks})\b[^<>]*>", "\n"),
+            (r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", ""),
+        ):
+            text = re.sub(pattern, replacement, text)
+        for entity, char in (("&nbsp;", " "), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'),
+                             ("&#39;", "'"), ("&apos;", "'"), ("&amp;", "&")):
             text = text.replace(entity, char)
-        text = text.replace("&amp;", "&")
         text = re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\ufeff]", "", text)
         text = re.sub("[ \t\u00a0\u3000]+", " ", text)
         text = re.sub(" ?\n ?", "\n", text)
         text = re.sub("\n{3,}", "\n\n", text).strip()
         return unicodedata.normalize("NFC", text)
 
-WORD, SYMBOL = re.compile(r"\S+"), re.compile(r"[^\w\s]|_")
-def keep(doc):
-    words = WORD.findall(doc.text)
-    if len(words) < 50 or sum(w.isupper() for w in words) / len(words) > 0.5:
-        return False
-    visible = len(doc.text) - sum(ch.isspace() for ch in doc.text)
-    return not visible or len(SYMBOL.findall(doc.text)) / visible <= 0.3
+class Heuristics(BaseFilter):
+    name = "raypipe's three heuristic rules"
+
+    def filter(self, doc):
+        import re
+        words = re.findall(r"\S+", doc.text)
+        if len(words) < 50 or sum(w.isupper() for w in words) / len(words) > 0.5:
+            return False
+        visible = len(doc.text) - sum(ch.isspace() for ch in doc.text)
+        return not visible or len(re.findall(r"[^\w\s]|_", doc.text)) / visible <= 0.3
 
 def content(doc) -> str:
     return doc.text
@@ -79,7 +83,7 @@ def run():
         [
             JsonlReader(p["input"], glob_pattern="*.jsonl.zst", id_key="id"),
             Normalize(),
-            LambdaFilter(keep),
+            Heuristics(),
             JsonlWriter(str(work / "clean")),
             ExactDedupSignature(str(work / "sigs"), config=config),
         ],
@@ -159,7 +163,7 @@ def run(quick: bool) -> str:
         "report and manifest; datatrove writes its cleaned documents (as raypipe writes its "
         "checkpoint), dedups in its three stages (signatures, find, filter) and leaves one "
         "shuffled token file per task (no packing, no merge step). datatrove has no HTML "
-        "cleaning or these quality rules, so they run as a formatter and a LambdaFilter "
+        "cleaning or these quality rules, so they run as a formatter and a filter step "
         "written the datatrove way (Python, per document).",
         *tables,
         f"- Time per run: raypipe {min(ours['seconds']):.1f}–{max(ours['seconds']):.1f} s, "
