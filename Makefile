@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_OUT ?= out/demo
 
-.PHONY: demo test install lint bench-quick clean
+.PHONY: demo test install lint bench bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test: install
 lint: install
 	$(BIN)/ruff check raypipe tests bench jobs scripts
 	$(BIN)/ruff format --check raypipe tests bench jobs
+
+## Benchmarks beside peers and ceilings (reads ../shared/data); writes BENCHMARKS.md.
+bench: install
+	$(BIN)/python -m bench run
 
 bench-quick: install
 	$(BIN)/python -m bench run --quick

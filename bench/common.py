@@ -23,6 +23,7 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("RAYPIPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 PEER_VENV = ROOT / "bench" / ".venv-peers"
+CACHE = ROOT / "bench" / ".cache"  # scratch files of the cases (not committed)
 REPEATS = 3
 # Peers are measured, never imported by the product: they live in their own environment.
 PEER_PACKAGES = [
@@ -128,23 +129,46 @@ def peer_python() -> Path:
     return python
 
 
+def child_env() -> dict[str, str]:
+    """This process's environment, with the checkout importable (`bench`, `raypipe`)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def pinned(cpus: int | None) -> dict:
+    """`subprocess` options: the checkout importable and, with `cpus`, the child pinned to
+    that many cores with the Rust/OpenMP thread pools sized to match."""
+    env = child_env()
+    if cpus is None:
+        return {"env": env}
+    env["OMP_NUM_THREADS"] = env["RAYON_NUM_THREADS"] = str(cpus)
+    cores = sorted(os.sched_getaffinity(0))[:cpus]
+    return {"env": env, "preexec_fn": lambda: os.sched_setaffinity(0, cores)}
+
+
 def run_peer(script: str, payload: dict, cpus: int | None = None) -> dict:
-    """Run `script` (Python source) in the peers' environment.
+    """Run `script` (Python source) in the peers' environment (see `run_script`)."""
+    return run_script(script, payload, cpus, python=peer_python())
+
+
+def run_script(
+    script: str, payload: dict, cpus: int | None = None, python: Path | str = sys.executable
+) -> dict:
+    """Run `script` (Python source) in a fresh process, by default with raypipe's Python.
 
     The script reads a JSON payload from stdin and prints one JSON object as its last
-    line of stdout; that object is returned.
+    line of stdout; that object is returned. With `cpus`, the process and its children
+    are pinned to that many cores (see `pinned`), so "1 CPU" means one core for raypipe
+    and peers alike.
     """
-    env = dict(os.environ)
-    if cpus is not None:
-        env["OMP_NUM_THREADS"] = env["RAYON_NUM_THREADS"] = str(cpus)
     done = subprocess.run(
-        [str(peer_python()), "-c", script],
+        [str(python), "-c", script],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
-        env=env,
         check=False,
+        **pinned(cpus),
     )
     if done.returncode != 0:
-        raise RuntimeError(f"peer script failed:\n{done.stderr[-4000:]}")
+        raise RuntimeError(f"benchmark script failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,0 +1,111 @@
+"""The benchmark harness: every case gets a section, a failing one included."""
+
+import json
+
+import pytest
+import zstandard
+
+from bench.__main__ import Layout, discover, main, run, write_benchmarks
+from bench.profile import top_lines
+from bench.runs import FILES, write_slice
+
+GOOD = """
+def run(quick: bool) -> str:
+    return "## Good case\\n\\n| system | x |\\n|---|---|\\n| raypipe | " + ("quick" if quick else "full") + " |"
+"""
+BROKEN = """
+def run(quick: bool) -> str:
+    raise ValueError("the input slice is empty")
+"""
+
+
+def _layout(tmp_path) -> Layout:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "__init__.py").write_text("")
+    (cases / "a_broken.py").write_text(BROKEN)
+    (cases / "b_good.py").write_text(GOOD)
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    rows = "".join(json.dumps({"id": str(i), "text": "word " * 10}) + "\n" for i in range(3))
+    (inputs / "tiny.jsonl.zst").write_bytes(zstandard.compress(rows.encode()))
+    return Layout(
+        cases=cases,
+        results=tmp_path / "results",
+        logs=tmp_path / "logs",
+        benchmarks=tmp_path / "BENCHMARKS.md",
+        inputs=inputs,
+    )
+
+
+def test_a_failing_case_reports_its_error_and_the_run_goes_on(tmp_path):
+    layout = _layout(tmp_path)
+    assert discover(layout.cases) == ["a_broken", "b_good"]
+
+    assert not run(["a_broken", "b_good"], quick=True, command="python -m bench run", layout=layout)
+
+    broken = layout.result("a_broken", quick=True).read_text()
+    assert broken.startswith("## a_broken")
+    assert "This case failed (exit status 1)" in broken
+    assert "ValueError: the input slice is empty" in broken
+    good = layout.result("b_good", quick=True).read_text()
+    assert good.startswith("## Good case\n\n_Measured ")
+    assert "quick run" in good and "| raypipe | quick |" in good
+
+    text = layout.benchmarks.read_text()
+    assert "## Machine" in text and "| cores |" in text and "| Ray |" in text
+    assert "| `tiny.jsonl.zst` |" in text and "| 3 |" in text  # documents counted
+    assert text.index("## a_broken") < text.index("## Good case")
+
+
+def test_full_results_win_over_quick_ones(tmp_path):
+    layout = _layout(tmp_path)
+    run(["b_good"], quick=True, command="quick", layout=layout)
+    run(["b_good"], quick=False, command="full", layout=layout)
+    run(["b_good"], quick=True, command="quick again", layout=layout)
+
+    text = write_benchmarks(["b_good"], "write", layout)
+    assert "| raypipe | full |" in text and "| raypipe | quick |" not in text
+    assert layout.result("b_good", quick=True).exists()
+
+
+def test_unknown_case_is_a_clear_error(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "--only", "no_such_case"])
+    assert exit.value.code == 2
+    assert "no case named no_such_case" in capsys.readouterr().err
+
+
+def test_profile_lines_leave_out_waiting_processes():
+    raw = "\n".join(
+        [
+            'process 1:"python x.py";<module> (x.py:9);run (raypipe/stages/tokenize.py:37) 6',
+            'process 1:"python x.py";<module> (x.py:9);run (raypipe/stages/tokenize.py:40) 2',
+            'process 2:"ray worker";main_loop (ray/_private/worker.py:10);'
+            "Worker.main_loop (ray/_private/worker.py:900) 50",
+            'process 1:"python x.py";<module> (x.py:9) 2',
+        ]
+    )
+    rows = top_lines(raw)
+    assert rows[0] == ("run (stages/tokenize.py:37)", 0.6, 0.8)
+    assert rows[1] == ("run (stages/tokenize.py:40)", 0.2, 0.8)
+    assert rows[2] == ("<module> (x.py:9)", 0.2, 1.0)
+    assert len(rows) == 3  # the idle worker's 50 samples are not in the shares
+
+
+def test_slice_deals_documents_into_files(tmp_path):
+    rows = [{"id": str(i), "text": "x" * 100} for i in range(40)]
+    source = tmp_path / "corpus.jsonl.zst"
+    source.write_bytes(zstandard.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+
+    corpus = write_slice(source, skip_bytes=500, limit_bytes=2_000, folder=tmp_path / "slice")
+
+    assert corpus == {"documents": 20, "mb": 0.002}
+    files = sorted((tmp_path / "slice").glob("*.jsonl.zst"))
+    assert len(files) == FILES
+    ids = sorted(
+        int(json.loads(line)["id"])
+        for f in files
+        for line in zstandard.decompress(f.read_bytes()).decode().splitlines()
+    )
+    assert ids == list(range(5, 25))
