@@ -144,7 +144,7 @@ def semantic_pairs(embeddings: np.ndarray, threshold: float, nprobe: int) -> np.
         index.nprobe = min(nprobe, cells)
     index.add(vectors)
     limits, _, neighbours = index.range_search(vectors, threshold)
-    queries = np.repeat(np.arange(n), np.diff(limits))
+    queries = np.repeat(np.arange(n), np.diff(limits.astype(np.int64)))
     pairs = np.stack([queries, neighbours], axis=1)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     return np.unique(np.sort(pairs, axis=1), axis=0)
