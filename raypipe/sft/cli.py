@@ -11,7 +11,7 @@ from rich.console import Console
 
 from raypipe.config import ConfigError
 from raypipe.sft import report as sft_report
-from raypipe.sft.clean import Verdict, judge
+from raypipe.sft.clean import Verdict, judge, reject_row
 from raypipe.sft.config import Format, SftConfig, load_sft_config
 from raypipe.sft.convert import ConversionError, chat_to_instruction, instruction_to_chat
 from raypipe.sft.golden import distances
@@ -133,32 +133,52 @@ def clean(
     fmt: FormatOpt = None,
     config: ConfigOpt = None,
     semantic: SemanticOpt = False,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Run on Ray Data (large sets; the report has counts)")
+    ] = False,
+    address: Annotated[
+        str | None, typer.Option(help="Ray cluster address with --ray (default: local)")
+    ] = None,
 ) -> None:
     """Write the examples that pass every rule and are no duplicate; the rest, with their
     reasons, to OUT's .rejects.jsonl; the report to OUT's .report.json."""
     cfg = _config(config, fmt, semantic)
-    golden = _golden(cfg)
-    verdicts = _judge(source, cfg)
+    if not source.is_file():
+        _fail(f"{source}: no such file")
+    out.parent.mkdir(parents=True, exist_ok=True)
     rejects = out.with_name(f"{out.stem}.rejects.jsonl")
     report_path = out.with_name(f"{out.stem}.report.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if ray:
+        data = _clean_on_ray(source, out, cfg, address)
+    else:
+        golden = _golden(cfg)
+        verdicts = _judge(source, cfg)
+        _write(verdicts, out, rejects)
+        data = sft_report.build(verdicts, _furthest(verdicts, golden, cfg.golden.show))
+    report_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(sft_report.markdown(data))
+    print(f"\nkept:    {out}\nrejects: {rejects}\nreport:  {report_path}")
+
+
+def _clean_on_ray(source: Path, out: Path, cfg: SftConfig, address: str | None) -> dict:
+    from raypipe.config import RayConfig, StorageConfig
+    from raypipe.runtime import connect
+    from raypipe.sft import job
+
+    connect(RayConfig(address=address), StorageConfig())
+    try:
+        return job.run(source, out, cfg)
+    except (ValueError, RuntimeError) as error:
+        _fail(str(error))
+
+
+def _write(verdicts: list[Verdict], out: Path, rejects: Path) -> None:
     with open(out, "w", encoding="utf-8") as kept, open(rejects, "w", encoding="utf-8") as bad:
         for verdict in verdicts:
             if not verdict.problems:
                 kept.write(verdict.text + "\n")
                 continue
-            row = {
-                "line": verdict.line,
-                "reason": verdict.reason,
-                "problems": [{"reason": r, "message": m} for r, m in verdict.problems],
-                "duplicate_of": verdict.duplicate_of,
-                "text": verdict.text,
-            }
-            bad.write(json.dumps(row, ensure_ascii=False) + "\n")
-    data = sft_report.build(verdicts, _furthest(verdicts, golden, cfg.golden.show))
-    report_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(sft_report.markdown(data))
-    print(f"\nkept:    {out}\nrejects: {rejects}\nreport:  {report_path}")
+            bad.write(json.dumps(reject_row(verdict), ensure_ascii=False) + "\n")
 
 
 @app.command()

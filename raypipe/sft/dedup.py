@@ -22,12 +22,19 @@ _EMPTY = np.iinfo(np.uint32).max
 _CHUNK_SHINGLES = 1 << 17  # bounds the (shingles x permutations) matrix to ~128 MiB
 
 
-def exact_pairs(texts: Sequence[str]) -> np.ndarray:
-    """(keeper, duplicate) index pairs of texts equal after collapsing whitespace."""
+def exact_keys(texts: Sequence[str]) -> list[bytes]:
+    """128-bit keys of the texts with whitespace collapsed."""
+    return [
+        hashlib.sha256(" ".join(t.split()).encode("utf-8", "surrogatepass")).digest()[:16]
+        for t in texts
+    ]
+
+
+def exact_pairs(keys: Sequence[bytes]) -> np.ndarray:
+    """(keeper, duplicate) index pairs of equal keys."""
     first: dict[bytes, int] = {}
     pairs = []
-    for i, text in enumerate(texts):
-        key = hashlib.sha256(" ".join(text.split()).encode("utf-8", "surrogatepass")).digest()
+    for i, key in enumerate(keys):
         keeper = first.setdefault(key, i)
         if keeper != i:
             pairs.append((keeper, i))

@@ -46,7 +46,6 @@ def build(
         "answer_words": distribution([word_count(a) for a in answers]),
         "prompt_words": distribution([word_count("\n\n".join(e.prompts)) for e in kept]),
         "style": {name: dict(split.most_common()) for name, split in style_split(answers).items()},
-        "guidance": [{"task": t, "examples": n, "basis": b} for t, n, b in GUIDANCE],
     }
     if furthest is not None:
         report["furthest_from_golden"] = [
@@ -62,19 +61,21 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["| reason | examples |", "|---|---:|"]
         lines += [f"| {reason} | {count:,} |" for reason, count in report["rejected"].items()]
         lines.append("")
-    lines += [
-        "| length (words, kept) | min | p10 | median | p90 | max |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for name in ("prompt_words", "answer_words"):
-        if stats := report[name]:
-            cells = " | ".join(f"{value:,.0f}" for value in stats.values())
-            lines.append(f"| {name.replace('_', ' ')} | {cells} |")
-    lines += ["", "| style of answers | split |", "|---|---|"]
-    for name, split in report["style"].items():
-        total = sum(split.values()) or 1
-        parts = ", ".join(f"{variant} {count / total:.0%}" for variant, count in split.items())
-        lines.append(f"| {name} | {parts} |")
+    # The Ray job's report has counts only: the per-example sections are optional.
+    if "answer_words" in report:
+        lines += [
+            "| length (words, kept) | min | p10 | median | p90 | max |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for name in ("prompt_words", "answer_words"):
+            if stats := report[name]:
+                cells = " | ".join(f"{value:,.0f}" for value in stats.values())
+                lines.append(f"| {name.replace('_', ' ')} | {cells} |")
+        lines += ["", "| style of answers | split |", "|---|---|"]
+        for name, split in report["style"].items():
+            total = sum(split.values()) or 1
+            parts = ", ".join(f"{variant} {count / total:.0%}" for variant, count in split.items())
+            lines.append(f"| {name} | {parts} |")
     if "furthest_from_golden" in report:
         lines += ["", "| furthest from golden: line | distance |", "|---:|---:|"]
         lines += [
@@ -85,7 +86,5 @@ def markdown(report: dict[str, Any]) -> str:
         f"| task | examples needed (you have {report['kept']:,}) | basis |",
         "|---|---|---|",
     ]
-    lines += [
-        f"| {row['task']} | {row['examples']} | {row['basis']} |" for row in report["guidance"]
-    ]
+    lines += [f"| {task} | {needed} | {basis} |" for task, needed, basis in GUIDANCE]
     return "\n".join(lines)
