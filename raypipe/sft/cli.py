@@ -149,6 +149,8 @@ def clean(
     rejects = out.with_name(f"{out.stem}.rejects.jsonl")
     report_path = out.with_name(f"{out.stem}.report.json")
     if ray:
+        if cfg.golden.path is not None:
+            _fail("golden.path needs the in-process run: drop --ray or golden.path")
         data = _clean_on_ray(source, out, cfg, address)
     else:
         golden = _golden(cfg)

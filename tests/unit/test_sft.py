@@ -313,6 +313,17 @@ def test_a_golden_set_in_another_format_is_a_clear_error(tmp_path):
     assert "the golden set has no valid chat example" in result.output
 
 
+def test_cli_golden_scoring_is_not_silently_dropped_on_ray(tmp_path):
+    config = tmp_path / "sft.yaml"
+    config.write_text(f"golden: {{path: {FIXTURES / 'golden.jsonl'}}}\n")
+    source = str(FIXTURES / "instruction.jsonl")
+    result = runner.invoke(
+        app, ["sft", "clean", source, "-o", str(tmp_path / "o.jsonl"), "-c", str(config), "--ray"]
+    )
+    assert result.exit_code == 2
+    assert "golden.path needs the in-process run" in result.output
+
+
 def test_cli_convert_round_trip(tmp_path):
     chat, back = tmp_path / "chat.jsonl", tmp_path / "back.jsonl"
     source = tmp_path / "in.jsonl"
