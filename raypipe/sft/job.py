@@ -81,6 +81,12 @@ def _column(ds: Any, names: list[str]) -> pa.Table:
     return table.sort_by("line")
 
 
+def _matrix(column: pa.ChunkedArray) -> np.ndarray:
+    """A fixed-size-list column as an [n, size] array, without a Python loop."""
+    flat = column.combine_chunks()
+    return flat.flatten().to_numpy().reshape(len(flat), flat.type.list_size)
+
+
 def _duplicates(judged: Any, cfg: SftConfig) -> dict[int, tuple[str, int]]:
     """line -> (reason, keeper line) of every duplicate among the examples that passed."""
     from ray.data import ActorPoolStrategy
@@ -96,8 +102,7 @@ def _duplicates(judged: Any, cfg: SftConfig) -> dict[int, tuple[str, int]]:
             lambda rows: dedup.exact_pairs([keys["key"][i].as_py() for i in rows]),
         )
     if cfg.dedup.near.enabled:
-        sigs = np.stack(keys["signature"].to_numpy(zero_copy_only=False))
-
+        sigs = _matrix(keys["signature"])
         mark(
             verdicts,
             "duplicate:near",
@@ -114,7 +119,7 @@ def _duplicates(judged: Any, cfg: SftConfig) -> dict[int, tuple[str, int]]:
             ),
             ["line", "vector"],
         )
-        vectors = np.stack(embedded["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
+        vectors = _matrix(embedded["vector"])
         position = {line: i for i, line in enumerate(embedded["line"].to_pylist())}
         semantic = cfg.dedup.semantic
         mark(

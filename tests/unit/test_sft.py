@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -370,3 +371,21 @@ def test_docs_reference_table_is_current():
     )
     assert section, "docs/sft.md lacks the reference markers"
     assert section.group(1) == reference_table(), "run `python scripts/update_readme.py`"
+
+
+def test_judge_batch_gives_the_ray_job_what_judge_uses():
+    from raypipe.sft.job import _matrix, judge_batch
+
+    lines = list(read_lines(FIXTURES / "instruction.jsonl"))
+    batch = pa.table({"line": [n for n, _ in lines], "text": [t for _, t in lines]})
+    cfg = load_sft_config(None)
+    judged = judge_batch(batch, cfg)
+    in_process = judge(
+        lines, load_sft_config(None, {"dedup.exact.enabled": False, "dedup.near.enabled": False})
+    )
+    assert judged["reason"].to_pylist() == [v.reason for v in in_process]
+    alive = [i for i, v in enumerate(in_process) if not v.problems]
+    texts = [in_process[i].example.text for i in alive]
+    sigs = _matrix(judged["signature"])
+    np.testing.assert_array_equal(sigs[alive], dedup.signatures(texts, 128, 3))
+    assert [judged["key"][i].as_py() for i in alive] == dedup.exact_keys(texts)
