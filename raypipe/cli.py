@@ -11,6 +11,7 @@ from rich.table import Table
 from raypipe.config import ConfigError, PipelineConfig, build_config, load_config
 from raypipe.io import storage
 from raypipe.io.storage import StorageError
+from raypipe.sft.cli import app as sft_app
 
 app = typer.Typer(
     help="Raw text to training-ready token shards on Ray Data.",
@@ -18,6 +19,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.add_typer(sft_app, name="sft")
 console = Console(stderr=True)
 
 ConfigArg = Annotated[str, typer.Argument(help="YAML config file (see README: reference)")]

@@ -1,16 +1,20 @@
-"""Rewrite the README's configuration reference from the config model."""
+"""Rewrite the configuration references (README, docs/sft.md) from the config models."""
 
 import re
 from pathlib import Path
 
 from raypipe.config import reference_table
+from raypipe.sft.config import reference_table as sft_reference_table
 
-README = Path(__file__).parents[1] / "README.md"
-text = README.read_text()
-text = re.sub(
-    r"(<!-- reference:start -->\n).*?(<!-- reference:end -->)",
-    lambda m: f"{m.group(1)}{reference_table()}\n{m.group(2)}",
-    text,
-    flags=re.S,
-)
-README.write_text(text)
+ROOT = Path(__file__).parents[1]
+for path, table in (
+    (ROOT / "README.md", reference_table()),
+    (ROOT / "docs" / "sft.md", sft_reference_table()),
+):
+    text = re.sub(
+        r"(<!-- reference:start -->\n).*?(<!-- reference:end -->)",
+        lambda m, table=table: f"{m.group(1)}{table}\n{m.group(2)}",
+        path.read_text(),
+        flags=re.S,
+    )
+    path.write_text(text)
