@@ -9,6 +9,7 @@ from raypipe import mix
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
 from raypipe.report.stats import dataset_report
+from raypipe.report.tags import tag_counts
 from raypipe.tokenizer import load_tokenizer
 
 SHARD_KEYS = ("path", "sequences", "tokens", "documents", "sha256")
@@ -59,12 +60,14 @@ def build_manifest(
         "config": cfg.model_dump(mode="json"),
         "rejects": "rejects/",
     }
+    manifest["tags"] = tag_counts(manifest["sources"], mixture)
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
         report = dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len)
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
         report["sources"] = manifest["sources"]
+        report["tags"] = manifest["tags"]
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],

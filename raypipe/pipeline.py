@@ -24,6 +24,7 @@ from raypipe.io.readers import read_file
 from raypipe.manifest import build_manifest
 from raypipe.runtime import connect, use_storage
 from raypipe.stages import Stage
+from raypipe.stages.content import Content
 from raypipe.stages.normalize import Normalize
 from raypipe.stages.quality import Quality
 from raypipe.tokenizer import load_tokenizer
@@ -35,6 +36,8 @@ def document_stages(cfg: PipelineConfig) -> list[Stage]:
     stages: list[Stage] = []
     if cfg.normalize.enabled:
         stages.append(Normalize(cfg.normalize))
+    if cfg.content.active:
+        stages.append(Content(cfg.content))
     if cfg.quality.enabled:
         stages.append(Quality(cfg.quality))
     stages.append(DedupKeys(cfg.dedup))

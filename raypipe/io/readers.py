@@ -26,6 +26,7 @@ BATCH_TEXT_BYTES = 32 << 20
 JSONL_SUFFIXES = {".jsonl", ".json", ".ndjson"}
 TEXT_SUFFIXES = {".txt", ".text", ".md"}
 COMPRESSED_SUFFIXES = {".gz", ".zst", ".zstd"}
+TAG_FIELDS = ("license", "consent")  # the input's own tags, the same for all its documents
 
 
 def input_format(uri: str, configured: str) -> str:
@@ -48,7 +49,8 @@ def source_name(uri: str, cfg: InputConfig) -> str:
 
 
 def output_schema(cfg: InputConfig) -> pa.Schema:
-    return pa.schema([*CORE_SCHEMA, *((name, pa.string()) for name in cfg.keep_fields)])
+    extra = [*cfg.keep_fields, *TAG_FIELDS]
+    return pa.schema([*CORE_SCHEMA, *((name, pa.string()) for name in extra)])
 
 
 class _Rows:
@@ -82,6 +84,8 @@ class _Rows:
         for name in self.cfg.keep_fields:
             value = (extra or {}).get(name)
             columns[name].append(None if value is None else str(value))
+        for name in TAG_FIELDS:
+            columns[name].append(getattr(self.cfg, name))
         self.text_bytes += len(text)
 
     def reject_file(self, reason: str) -> None:
