@@ -24,7 +24,7 @@ from raypipe.io.readers import read_file
 from raypipe.manifest import build_manifest
 from raypipe.runtime import connect, use_storage
 from raypipe.stages import Stage
-from raypipe.stages.content import Content
+from raypipe.stages.content import Content, lists_in_use
 from raypipe.stages.normalize import Normalize
 from raypipe.stages.quality import Quality
 from raypipe.tokenizer import load_tokenizer
@@ -78,7 +78,8 @@ class Pipeline:
     def run(self) -> dict:
         cfg, out, started = self.cfg, self.cfg.output.path, time.time()
         files = self.input_files()
-        clean_fp, run_fp = checkpoint.fingerprints(cfg, [(f.uri, f.size) for f in files])
+        lists = lists_in_use([source.stages.content for source in self.mixture])
+        clean_fp, run_fp = checkpoint.fingerprints(cfg, [(f.uri, f.size) for f in files] + lists)
         if (done := self._committed_run(run_fp)) is not None:
             self.log(f"already committed: {storage.join(out, 'manifest.json')}")
             return done

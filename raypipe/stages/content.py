@@ -14,10 +14,31 @@ import pyarrow as pa
 from raypipe.batch import alive_texts, reject
 from raypipe.blocklists import load_domains, load_opt_out, load_substrings, split_url
 from raypipe.config import ContentConfig
-from raypipe.wordlists import load_word_list
+from raypipe.io import storage
+from raypipe.wordlists import BUILTIN, load_word_list
 
 URL_COLUMN = "url"
 LANGUAGE_COLUMN = "language"  # written by the langid stage when it runs
+
+
+def list_files(cfg: ContentConfig) -> list[str]:
+    """Every list file the stage will read."""
+    words = cfg.bad_words.lists.values() if cfg.bad_words.enabled else []
+    return [
+        *cfg.opt_out,
+        *cfg.blocked_domains,
+        *cfg.blocked_url_substrings,
+        *(uri for uri in words if uri != BUILTIN),
+    ]
+
+
+def lists_in_use(configs: list[ContentConfig]) -> list[tuple[str, int]]:
+    """(uri, size) of the list files of a run, so that a changed list means a new cleaning
+    fingerprint; missing files are one error before the run starts."""
+    wanted = sorted({uri for cfg in configs if cfg.active for uri in list_files(cfg)})
+    if missing := [uri for uri in wanted if not storage.exists(uri)]:
+        raise storage.StorageError(f"content list files not found: {', '.join(missing)}")
+    return storage.expand(wanted) if wanted else []
 
 
 class Content:
