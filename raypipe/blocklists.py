@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -35,19 +36,16 @@ def canonical_host(host: str) -> str:
     return host
 
 
+# scheme:// (optional), user@ (optional), host (or [IPv6]), :port, then path and query.
+_URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//|/*")
+_AUTHORITY = re.compile(r"(?:[^@/?#]*@)?(\[[^\]/?#]*\]|[^:/?#]*)[^/?#]*")
+
+
 def split_url(url: str) -> tuple[str, str]:
     """(canonical host, path with query) of a URL; the scheme is optional."""
-    start = url.find("://")
-    rest = url[start + 3 :] if start >= 0 else url.lstrip("/")
-    end = len(rest)
-    for mark in "/?#":
-        found = rest.find(mark, 0, end)
-        if found >= 0:
-            end = found
-    netloc, path = rest[:end], rest[end:]
-    host = netloc.rpartition("@")[2]
-    host = host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
-    return canonical_host(host), path or "/"
+    start = _URL.match(url).end()
+    authority = _AUTHORITY.match(url, start)
+    return canonical_host(authority.group(1)), url[authority.end() :] or "/"
 
 
 class DomainSet:
@@ -92,15 +90,16 @@ class SubstringSet:
         self.automaton = ahocorasick.Automaton()
         for text in substrings:
             self.automaton.add_word(text.casefold(), None)
-        self.empty = len(self.automaton) == 0
-        if not self.empty:
+        if len(self.automaton):
             self.automaton.make_automaton()
 
     def __len__(self) -> int:
         return len(self.automaton)
 
     def match(self, url: str) -> bool:
-        return not self.empty and next(self.automaton.iter(url.casefold()), None) is not None
+        return (
+            len(self.automaton) > 0 and next(self.automaton.iter(url.casefold()), None) is not None
+        )
 
 
 def _domain(uri: str, number: int, line: str) -> str:
@@ -139,6 +138,9 @@ class OptOut:
 
     domains: DomainSet
     prefixes: PrefixSet
+
+    def __len__(self) -> int:
+        return len(self.domains) + len(self.prefixes)
 
     def match(self, host: str, path: str) -> bool:
         return self.domains.match(host) or self.prefixes.match(host, path)

@@ -10,20 +10,28 @@ several words match as a sequence. Matching is case-insensitive (casefold).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
+import ahocorasick
 import regex
 
 from raypipe.listfile import entries, malformed
 
 BUILTIN = "builtin"
 _UNSPACED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
-_WORD = regex.compile(rf"[{_UNSPACED}]|[[\p{{L}}\p{{M}}\p{{N}}]--[{_UNSPACED}]]+", regex.V1)
+_SPACED_CHAR = rf"[[\p{{L}}\p{{M}}\p{{N}}]--[{_UNSPACED}]]"
+_WORD = regex.compile(rf"[{_UNSPACED}]|{_SPACED_CHAR}+", regex.V1)
+_IN_WORD = regex.compile(_SPACED_CHAR, regex.V1)
+_UNSPACED_CHAR = regex.compile(rf"[{_UNSPACED}]")
 
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
+
+
+def _inside_word(text: str, index: int) -> bool:
+    return 0 <= index < len(text) and _IN_WORD.match(text, index) is not None
 
 
 def builtin_languages() -> list[str]:
@@ -39,29 +47,53 @@ def builtin_languages() -> list[str]:
 class WordList:
     entries: frozenset[str]  # each entry's words joined by one space
     lengths: tuple[int, ...]  # distinct entry lengths in words, ascending
+    firsts: frozenset[str]  # first words of the entries of several words
+    # The entries' first words as substrings: most documents contain none as a whole
+    # word, and one pass of the automaton over the text proves it without splitting it.
+    automaton: ahocorasick.Automaton = field(compare=False)
 
     def __len__(self) -> int:
         return len(self.entries)
 
+    def _may_match(self, folded: str) -> bool:
+        for end, (length, unspaced) in self.automaton.iter(folded):
+            start = end - length + 1
+            if unspaced or not (_inside_word(folded, start - 1) or _inside_word(folded, end + 1)):
+                return True
+        return False
+
     def share(self, text: str) -> float:
         """Share of the text's words that belong to a listed entry."""
-        tokens = words(text)
-        if not tokens:
+        folded = text.casefold()
+        if not self.entries or not self._may_match(folded):
             return 0.0
+        tokens = _WORD.findall(folded)
         listed = self.entries
-        if self.lengths == (1,):
-            return sum(1 for token in tokens if token in listed) / len(tokens)
         covered = bytearray(len(tokens))
-        for n in self.lengths:
-            for start in range(len(tokens) - n + 1):
-                if " ".join(tokens[start : start + n]) in listed:
+        for index, token in enumerate(tokens):
+            if token in listed:
+                covered[index] = 1
+        for n in self.lengths[1:] if self.lengths[0] == 1 else self.lengths:
+            for start, token in enumerate(tokens[: len(tokens) - n + 1]):
+                if token in self.firsts and " ".join(tokens[start : start + n]) in listed:
                     covered[start : start + n] = b"\x01" * n
         return covered.count(1) / len(tokens)
 
 
 def make_word_list(items: list[str]) -> WordList:
     keys = {" ".join(parts) for parts in map(words, items) if parts}
-    return WordList(frozenset(keys), tuple(sorted({key.count(" ") + 1 for key in keys})))
+    firsts = {key.split(" ", 1)[0] for key in keys}
+    automaton = ahocorasick.Automaton()
+    for first in firsts:
+        automaton.add_word(first, (len(first), _UNSPACED_CHAR.match(first) is not None))
+    if firsts:
+        automaton.make_automaton()
+    return WordList(
+        frozenset(keys),
+        tuple(sorted({key.count(" ") + 1 for key in keys})),
+        frozenset(key.split(" ", 1)[0] for key in keys if " " in key),
+        automaton,
+    )
 
 
 def _location(language: str, uri: str) -> str:

@@ -60,11 +60,11 @@ class Content:
         if not url:
             return None
         host, path = split_url(url)
-        if self.opt_out.match(host, path):
+        if self.opt_out and self.opt_out.match(host, path):
             return "opt_out"
-        if self.domains.match(host):
+        if self.domains and self.domains.match(host):
             return "url_filter:domain"
-        if self.substrings.match(url):
+        if self.substrings and self.substrings.match(url):
             return "url_filter:substring"
         return None
 
