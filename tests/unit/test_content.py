@@ -262,8 +262,9 @@ def test_million_domain_list_loads_once_and_looks_up_in_constant_time(tmp_path):
 
     hosts = [f"www.site{i}.example{i % 97}.com" for i in range(0, 2_000_000, 20)]
     assert sum(map(domains.match, hosts)) == len(hosts) // 2  # the first half are listed
-    # A thousand times fewer entries must not be many times faster (memory caches aside): lookups do not grow with the
-    # list. Measured alternately so that the load of a shared machine affects both alike.
+    # A thousand times fewer entries must not be many times faster (memory caches aside):
+    # lookups do not grow with the list. Measured alternately so that the load of a
+    # shared machine affects both alike.
     small = DomainSet(list(domains.domains)[:1000])
     big_rates, small_rates = [], []
     for _ in range(3):
