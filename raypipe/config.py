@@ -65,6 +65,25 @@ class InputConfig(Section):
         description="HTML pages are cut to this many bytes before extraction (Common Crawl "
         "also truncates at 1 MiB)",
     )
+    license: str | None = Field(
+        None,
+        description="Licence tag of these documents (e.g. cc-by-4.0), carried as the `license` "
+        "column and counted in the report",
+    )
+    consent: str | None = Field(
+        None,
+        description="Consent tag of these documents (e.g. explicit, opt-out-honoured, none), "
+        "carried as the `consent` column and counted in the report",
+    )
+
+    @model_validator(mode="after")
+    def _tags_are_not_kept_fields(self) -> InputConfig:
+        if clash := {"license", "consent"} & set(self.keep_fields):
+            raise ValueError(
+                f"keep_fields: {sorted(clash)} are the source tag columns; set input.license "
+                "or input.consent instead"
+            )
+        return self
 
 
 class OutputConfig(Section):
@@ -343,6 +362,60 @@ class PiiConfig(Section):
         }
 
 
+class BadWordsConfig(Section):
+    enabled: bool = Field(False, description="Reject documents dense in listed words")
+    lists: dict[str, str] = Field(
+        default_factory=lambda: {"en": "builtin"},
+        description="Language code -> word list file (local or s3://, one word or phrase a "
+        "line); builtin = the small list shipped for that language (en)",
+    )
+    max_ratio: float = Field(
+        0.02, ge=0, le=1, description="Share of words that are listed above: reason bad_words"
+    )
+    language: str = Field(
+        "en", description="Language of documents without a `language` column (no langid stage)"
+    )
+
+    @field_validator("lists")
+    @classmethod
+    def _builtin_exists(cls, lists: dict[str, str]) -> dict[str, str]:
+        # Imported here: raypipe.wordlists reports malformed lists as ConfigError.
+        from raypipe.wordlists import BUILTIN, builtin_languages
+
+        if missing := {lang for lang, uri in lists.items() if uri == BUILTIN} - set(
+            builtin_languages()
+        ):
+            raise ValueError(
+                f"no builtin list for {sorted(missing)}; builtin lists: {builtin_languages()}"
+            )
+        return lists
+
+
+class ContentConfig(Section):
+    blocked_domains: list[str] = Field(
+        default_factory=list,
+        description="Domain list files (local or s3://): a listed domain blocks itself and its "
+        "subdomains, reason url_filter:domain",
+    )
+    blocked_url_substrings: list[str] = Field(
+        default_factory=list,
+        description="Files of URL substrings (case-insensitive): reason url_filter:substring",
+    )
+    opt_out: list[str] = Field(
+        default_factory=list,
+        description="Files of domains or URL prefixes whose owners opted out: reason opt_out",
+    )
+    bad_words: BadWordsConfig = BadWordsConfig()
+
+    @property
+    def url_rules(self) -> bool:
+        return bool(self.blocked_domains or self.blocked_url_substrings or self.opt_out)
+
+    @property
+    def active(self) -> bool:
+        return self.url_rules or self.bad_words.enabled
+
+
 class SourceConfig(Section):
     """One named source of a mixture."""
 
@@ -477,6 +550,7 @@ class PipelineConfig(Section):
     extract: ExtractConfig = ExtractConfig()
     normalize: NormalizeConfig = NormalizeConfig()
     langid: LangidConfig = LangidConfig()
+    content: ContentConfig = ContentConfig()
     quality: QualityConfig = QualityConfig()
     pii: PiiConfig = PiiConfig()
     dedup: DedupConfig = DedupConfig()
@@ -504,6 +578,10 @@ class PipelineConfig(Section):
             raise ValueError("sources with share or epochs mix tokens: set a tokenizer")
         if self.output.format == "megatron" and not self.tokenizer:
             raise ValueError("output.format megatron writes tokens: set a tokenizer")
+        if self.content.url_rules and "url" not in self.input.keep_fields:
+            raise ValueError(
+                "content URL lists match the `url` field: keep it in input.keep_fields"
+            )
         return self
 
 

@@ -10,6 +10,7 @@ from raypipe.config import PipelineConfig
 from raypipe.io import storage
 from raypipe.report.html import render
 from raypipe.report.stats import dataset_report
+from raypipe.report.tags import tag_counts
 from raypipe.tokenizer import load_tokenizer
 
 SHARD_KEYS = ("path", "sequences", "tokens", "documents", "sha256")
@@ -68,6 +69,7 @@ def build_manifest(
     }
     if near is not None:  # cluster sizes and the share of documents removed
         manifest["near_duplicates"] = report["near_duplicates"] = near
+    manifest["tags"] = report["tags"] = tag_counts(manifest["sources"], mixture)
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
         report.update(dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len))

@@ -26,6 +26,7 @@ from raypipe.io.readers import read_file
 from raypipe.manifest import build_manifest
 from raypipe.runtime import connect, use_storage
 from raypipe.stages import Stage
+from raypipe.stages.content import Content, lists_in_use
 from raypipe.stages.extract import Extract
 from raypipe.stages.langid import Langid
 from raypipe.stages.normalize import Normalize
@@ -42,6 +43,8 @@ def document_stages(cfg: PipelineConfig) -> list[Stage]:
         stages.append(Normalize(cfg.normalize))
     if cfg.langid.enabled:
         stages.append(Langid(cfg.langid))
+    if cfg.content.active:
+        stages.append(Content(cfg.content))
     if cfg.quality.enabled:
         stages.append(Quality(cfg.quality))
     if cfg.pii.enabled:
@@ -86,7 +89,8 @@ class Pipeline:
     def run(self) -> dict:
         cfg, out, started = self.cfg, self.cfg.output.path, time.time()
         files = self.input_files()
-        clean_fp, run_fp = checkpoint.fingerprints(cfg, [(f.uri, f.size) for f in files])
+        lists = lists_in_use([source.stages.content for source in self.mixture])
+        clean_fp, run_fp = checkpoint.fingerprints(cfg, [(f.uri, f.size) for f in files] + lists)
         if (done := self._committed_run(run_fp)) is not None:
             self.log(f"already committed: {storage.join(out, 'manifest.json')}")
             return done

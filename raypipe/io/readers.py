@@ -29,6 +29,7 @@ TEXT_SUFFIXES = {".txt", ".text", ".md"}
 COMPRESSED_SUFFIXES = {".gz", ".zst", ".zstd"}
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 WEB_FIELDS = ["url", "date", "title"]  # what a page read from HTML carries
+TAG_FIELDS = ("license", "consent")  # the input's own tags, the same for all its documents
 
 
 def input_format(uri: str, configured: str) -> str:
@@ -59,11 +60,12 @@ def reads_html(kind: str, cfg: InputConfig) -> bool:
 
 
 def output_schema(cfg: InputConfig, html: bool = False) -> pa.Schema:
-    """Core columns and kept fields; HTML input adds url/date/title and the raw `html`."""
-    if not html:
-        return pa.schema([*CORE_SCHEMA, *((name, pa.string()) for name in cfg.keep_fields)])
-    names = dict.fromkeys([*cfg.keep_fields, *WEB_FIELDS])
-    return pa.schema([*CORE_SCHEMA, *((n, pa.string()) for n in names), ("html", pa.binary())])
+    """Core columns, kept fields and the input's tags; HTML input adds url/date/title and
+    the raw `html`."""
+    names = dict.fromkeys([*cfg.keep_fields, *(WEB_FIELDS if html else [])])
+    fields = [*CORE_SCHEMA, *((n, pa.string()) for n in names)]
+    fields += [(name, pa.string()) for name in TAG_FIELDS]
+    return pa.schema([*fields, ("html", pa.binary())] if html else fields)
 
 
 class _Rows:
@@ -73,7 +75,9 @@ class _Rows:
         self.uri, self.file_index, self.cfg = uri, file_index, cfg
         self.default_source = source_name(uri, cfg)
         self.schema = output_schema(cfg, html)
-        self.extra_fields = [n for n in self.schema.names[len(CORE_SCHEMA) :] if n != "html"]
+        self.extra_fields = [
+            n for n in self.schema.names[len(CORE_SCHEMA) :] if n not in ("html", *TAG_FIELDS)
+        ]
         self.count = 0
         self.text_bytes = 0
         self.columns: dict[str, list] = {name: [] for name in self.schema.names}
@@ -99,6 +103,8 @@ class _Rows:
         for name in self.extra_fields:
             value = (extra or {}).get(name)
             columns[name].append(None if value is None else str(value))
+        for name in TAG_FIELDS:
+            columns[name].append(getattr(self.cfg, name))
         if "html" in columns:
             columns["html"].append(None if reason else html)
         self.text_bytes += len(text) + len(html or b"")
