@@ -7,6 +7,7 @@ import pytest
 from raypipe import shards
 from raypipe.config import build_config
 from raypipe.io import storage
+from raypipe.loader import Loader
 from raypipe.pipeline import Pipeline
 
 pytestmark = pytest.mark.ray
@@ -27,5 +28,10 @@ def test_run_from_s3_to_s3(local_ray, s3_server, mini_corpus):
     opened = shards.open(out)
     assert sum(len(list(s.documents())) for s in opened) == manifest["documents_out"]
     assert sum(s.n_valid for s in opened) == manifest["tokens"]
+    # A trainer reads it back straight from the bucket.
+    loader = Loader(out, batch_size=4, seed=1)
+    batches = list(loader)
+    assert sum(len(b["input_ids"]) for b in batches) == manifest["sequences"]
+    assert all(b["input_ids"].shape[1] == 256 for b in batches)
     assert storage.exists(f"{out}/rejects/")
     assert not any("secret" in json.dumps(v) for v in manifest.values())
