@@ -116,7 +116,15 @@ def open(output: str) -> list[Shard]:  # noqa: A001 (reads like the builtin on p
 
 
 def shard_name(group: int) -> str:
-    return f"shard-{group:05d}"
+    """`7f-shard-00001`: the leading hash spreads keys over an object store's prefix
+    partitions, so that many writers publishing at once are not throttled on one prefix."""
+    spread = hashlib.blake2b(group.to_bytes(8, "little"), digest_size=1).hexdigest()
+    return f"{spread}-shard-{group:05d}"
+
+
+def shard_group(file_name: str) -> int:
+    """The group of a shard file name (inverse of shard_name)."""
+    return int(file_name.split(".")[0].rsplit("-", 1)[1])
 
 
 def sidecar_uri(output: str, group: int) -> str:
@@ -175,7 +183,7 @@ def committed_entries(output: str, fingerprint: str) -> dict[int, dict]:
         i.path
         for i in fs.get_file_info(selector)
         if i.type == pafs.FileType.File
-        and int(i.base_name.split(".")[0].split("-")[1]) not in entries
+        and shard_group(i.base_name) not in entries
     ]
     for path in stale:
         fs.delete_file(path)

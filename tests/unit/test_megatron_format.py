@@ -4,7 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from raypipe.shards import pack_and_write
+from raypipe.shards import pack_and_write, shard_name
 
 indexed_dataset = pytest.importorskip("megatron.core.datasets.indexed_dataset")
 
@@ -25,7 +25,7 @@ def test_megatron_core_reads_every_document_as_written(tmp_path, vocab_size):
     pack_and_write(
         group, str(tmp_path), 64, vocab_size - 1, vocab_size, "fp", "concat", 16, "megatron"
     )
-    dataset = indexed_dataset.IndexedDataset(str(tmp_path / "shards" / "shard-00007"))
+    dataset = indexed_dataset.IndexedDataset(str(tmp_path / "shards" / shard_name(7)))
     written = [docs[i] for i in (3, 1, 2, 0)]
     assert len(dataset) == len(written)
     assert [dataset[i].tolist() for i in range(len(dataset))] == written

@@ -45,3 +45,11 @@ def test_shard_assignment_is_seeded_and_spread():
     assert np.bincount(shards).min() > 2_300
     order = np.argsort(order_key(uids, 1))
     assert abs(np.corrcoef(order, uids)[0, 1]) < 0.05
+
+
+def test_shard_names_spread_over_prefixes_and_parse_back():
+    from raypipe.shards import shard_group, shard_name
+
+    names = [shard_name(g) for g in range(256)]
+    assert len({name[:2] for name in names}) > 100  # many distinct leading characters
+    assert [shard_group(f"{name}.tokens.npy") for name in names] == list(range(256))
