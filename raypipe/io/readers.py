@@ -28,6 +28,7 @@ JSONL_SUFFIXES = {".jsonl", ".json", ".ndjson"}
 TEXT_SUFFIXES = {".txt", ".text", ".md"}
 COMPRESSED_SUFFIXES = {".gz", ".zst", ".zstd"}
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
+WEB_FIELDS = ["url", "date", "title"]  # what a page read from HTML carries
 
 
 def input_format(uri: str, configured: str) -> str:
@@ -58,12 +59,11 @@ def reads_html(kind: str, cfg: InputConfig) -> bool:
 
 
 def output_schema(cfg: InputConfig, html: bool = False) -> pa.Schema:
-    """Core columns and kept fields, plus the raw `html` of pages (dropped by `extract`).
-
-    Pages and plain documents thus leave the cleaning stages with the same columns.
-    """
-    kept = [(name, pa.string()) for name in cfg.keep_fields]
-    return pa.schema([*CORE_SCHEMA, *kept, *([("html", pa.binary())] if html else [])])
+    """Core columns and kept fields; HTML input adds url/date/title and the raw `html`."""
+    if not html:
+        return pa.schema([*CORE_SCHEMA, *((name, pa.string()) for name in cfg.keep_fields)])
+    names = dict.fromkeys([*cfg.keep_fields, *WEB_FIELDS])
+    return pa.schema([*CORE_SCHEMA, *((n, pa.string()) for n in names), ("html", pa.binary())])
 
 
 class _Rows:
@@ -73,6 +73,7 @@ class _Rows:
         self.uri, self.file_index, self.cfg = uri, file_index, cfg
         self.default_source = source_name(uri, cfg)
         self.schema = output_schema(cfg, html)
+        self.extra_fields = [n for n in self.schema.names[len(CORE_SCHEMA) :] if n != "html"]
         self.count = 0
         self.text_bytes = 0
         self.columns: dict[str, list] = {name: [] for name in self.schema.names}
@@ -95,7 +96,7 @@ class _Rows:
         columns["text"].append("" if reason else text)
         columns["stage"].append(READ_STAGE if reason else None)
         columns["reason"].append(reason)
-        for name in self.cfg.keep_fields:
+        for name in self.extra_fields:
             value = (extra or {}).get(name)
             columns[name].append(None if value is None else str(value))
         if "html" in columns:
@@ -208,7 +209,7 @@ def _read_parquet(uri: str, rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
     cfg = rows.cfg
     parquet = pq.ParquetFile(fs.open_input_file(path))
     names = set(parquet.schema_arrow.names)
-    fields = [cfg.text_field, cfg.id_field, cfg.html_field, "source", *cfg.keep_fields]
+    fields = [cfg.text_field, cfg.id_field, cfg.html_field, "source", *rows.extra_fields]
     wanted = list(dict.fromkeys(c for c in fields if c in names))
     for record_batch in parquet.iter_batches(batch_size=batch_docs, columns=wanted):
         for record in record_batch.to_pylist():

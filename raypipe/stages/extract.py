@@ -69,12 +69,11 @@ class Extract:
             texts, titles = zip(*(self.extract(decode_html(page)) for page in pages), strict=True)
             normalized = pc.utf8_normalize(pa.array(texts, pa.string()), form="NFC")
             batch = set_column(batch, "text", scatter(batch, rows, normalized.to_pylist(), "text"))
-            if "title" in batch.column_names:  # kept unless input.keep_fields drops it
-                found = np.full(batch.num_rows, None, dtype=object)
-                found[rows] = titles
-                # A title the input already had (e.g. a Parquet column) wins over the page's.
-                title = pc.coalesce(batch["title"], pa.array(found, pa.string()))
-                batch = set_column(batch, "title", title)
+            found = np.full(batch.num_rows, None, dtype=object)
+            found[rows] = titles
+            # A title the input already had (e.g. a Parquet column) wins over the page's own.
+            title = pc.coalesce(batch["title"], pa.array(found, pa.string()))
+            batch = set_column(batch, "title", title)
             empty = np.zeros(batch.num_rows, bool)
             blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(normalized)), 0)
             empty[rows] = blank.to_numpy(zero_copy_only=False)
