@@ -49,7 +49,8 @@ class InputConfig(Section):
         description="Source name for these documents; unset = the 'source' field or the file stem",
     )
     keep_fields: list[str] = Field(
-        default_factory=lambda: ["url"], description="Extra input fields carried to the output"
+        default_factory=lambda: ["url", "date", "title"],
+        description="Extra input fields carried to the output (web pages fill url, date, title)",
     )
     max_doc_bytes: int = Field(
         10_000_000, ge=1, description="Larger documents are rejected (reason too_large)"

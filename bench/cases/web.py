@@ -277,10 +277,9 @@ def warc_samples() -> str:
     total_pages = total_rejects = 0
     for path in sorted(p for p in root.rglob("*") if p.is_file() and "LICENSE" not in p.name):
         cfg = InputConfig(paths=[str(path)], format="warc")
-        table = pa.concat_tables(list(read_file(str(path), 0, cfg, BATCH)))
-        table = Extract(ExtractConfig())(table)
-        reasons = Counter(table["reason"].drop_null().to_pylist())
-        pages = table.num_rows - sum(reasons.values())
+        batches = [Extract(ExtractConfig())(b) for b in read_file(str(path), 0, cfg, BATCH)]
+        reasons = Counter(r for b in batches for r in b["reason"].drop_null().to_pylist())
+        pages = sum(b.num_rows for b in batches) - sum(reasons.values())
         total_pages += pages
         total_rejects += sum(reasons.values())
         shown = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "-"
