@@ -4,6 +4,7 @@ FineWebQualityFilter, on the same documents, one core: keep/drop agreement and M
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 
@@ -214,12 +215,15 @@ def report(
         lines.append("No document gets a different decision or reason from the two.")
     lines += [
         "",
-        "Notes: both sides split words with spaCy's English tokenizer rules (raypipe applies "
-        "them per distinct whitespace chunk with a cache, and never builds spaCy documents); "
-        "raypipe counts n-grams with exact integer ids in numpy and scans only repeated ones. "
+        "Notes: both sides split words with spaCy's English tokenizer rules; raypipe hands "
+        "spaCy only the distinct whitespace chunks its rules can change, once each (cached), "
+        "and counts n-grams with exact integer ids in numpy, scanning only repeated ones. "
         "Timed runs of raypipe start with an empty chunk cache. FineWeb's duplicated-line "
         f"threshold is the paper's {FINEWEB_DUP_CHARS} on both sides (datatrove's default is "
-        f"0.01). The peer ran in its own environment (wall time with start-up "
-        f"{peer_wall:.0f} s).",
+        "0.01). The known ways the two can differ (none occurred here) are listed in "
+        "docs/quality.md. The peer ran in its own environment, one timed pass "
+        f"(wall time with start-up {peer_wall:.0f} s). Load average of the machine when the "
+        f"case ended: {os.getloadavg()[0]:.0f} on {os.cpu_count()} cores, so absolute MB/s "
+        "are far below an idle core's; the ratios come from the same run.",
     ]
     return "\n".join(lines)

@@ -67,7 +67,7 @@ class Quality:
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         rows, texts = alive_texts(batch)
-        if not len(rows) or not (self.cfg.heuristic.enabled or self.word_rules or self.lm):
+        if not (self.cfg.heuristic.enabled or self.word_rules or self.lm):
             return batch
         languages = (
             batch["language"].take(pa.array(rows)).to_pylist()
