@@ -14,7 +14,7 @@ from raypipe.io.readers import read_file
 from raypipe.pipeline import Pipeline, document_stages
 from raypipe.quality.perplexity import ByteLM
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
 def test_quality_filters_in_a_run(local_ray, mini_corpus, tmp_path):
