@@ -159,6 +159,40 @@ def preview(
         Console().print(table)
 
 
+@app.command("train-lm")
+def train_lm(
+    reference: Annotated[
+        list[str], typer.Argument(help="Reference text: JSONL/Parquet/text files, folders, globs")
+    ],
+    out: Annotated[str, typer.Option(help="Model file to write (quality.perplexity.model)")],
+    order: Annotated[int, typer.Option(min=2, max=3, help="Bytes of context + 1")] = 3,
+    text_field: Annotated[str, typer.Option(help="Field holding the text")] = "text",
+) -> None:
+    """Train the byte n-gram model the perplexity filter scores documents with."""
+    from raypipe.batch import alive_texts
+    from raypipe.config import InputConfig
+    from raypipe.io.readers import read_file
+    from raypipe.quality.perplexity import ByteLM
+
+    cfg = InputConfig(text_field=text_field)
+    try:
+        files = storage.expand(reference)
+    except StorageError as error:
+        _fail(str(error), 1)
+
+    def texts():
+        for index, (uri, _) in enumerate(files):
+            for batch in read_file(uri, index, cfg, 1024):
+                yield from alive_texts(batch)[1]
+
+    try:
+        model = ByteLM.train(texts(), order)
+    except ValueError as error:
+        _fail(str(error), 1)
+    model.save(out)
+    console.print(f"model: {out} (order {order}, {len(files)} file(s))", highlight=False)
+
+
 @app.command()
 def options() -> None:
     """Print every config option with its default, bounds and meaning (Markdown)."""

@@ -285,6 +285,24 @@ class FineWebConfig(Section):
     )
 
 
+class PerplexityConfig(Section):
+    enabled: bool = Field(
+        False,
+        description="Score documents with a byte n-gram model of reference text (column "
+        "bits_per_byte); train one with `raypipe train-lm`",
+    )
+    model: str | None = Field(None, description="Model file written by `raypipe train-lm`")
+    max_bits_per_byte: float = Field(
+        4.0, gt=0, description="Higher score: perplexity:bits_per_byte"
+    )
+
+    @model_validator(mode="after")
+    def _needs_model(self) -> PerplexityConfig:
+        if self.enabled and not self.model:
+            raise ValueError("perplexity needs a model: train one with `raypipe train-lm`")
+        return self
+
+
 class QualityConfig(Section):
     enabled: bool = True
     heuristic: HeuristicConfig = HeuristicConfig()
@@ -292,6 +310,7 @@ class QualityConfig(Section):
     gopher_quality: GopherQualityConfig = GopherQualityConfig()
     c4: C4Config = C4Config()
     fineweb: FineWebConfig = FineWebConfig()
+    perplexity: PerplexityConfig = PerplexityConfig()
 
 
 def _pii_entity(name: str, threshold: float, enabled: bool = True) -> type[Section]:

@@ -1,8 +1,9 @@
 """Quality filters: documents that are not prose a model should learn from.
 
 Rules run in the order of FineWeb's recipe: heuristic, gopher_repetition, gopher_quality,
-c4, fineweb; the first rule a document fails names its reason. c4 also removes the lines
-that are not sentences, and the rules after it see the cleaned page.
+c4, fineweb, perplexity; the first rule a document fails names its reason. c4 also removes
+the lines that are not sentences, and the rules after it see the cleaned page. With
+perplexity on, every document that reaches it gets its score in the column `bits_per_byte`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from raypipe.quality.c4 import clean_page
 from raypipe.quality.fineweb import fineweb_reason
 from raypipe.quality.gopher import quality_reason, repetition_reason
 from raypipe.quality.heuristic import heuristic_reason
+from raypipe.quality.perplexity import ByteLM
 from raypipe.quality.words import splitter
 
 
@@ -31,6 +33,7 @@ class Quality:
         ]
         # loads spaCy's tokenizer rules once per worker, only when a rule counts words
         self.split = splitter() if self.word_rules else None
+        self.lm = ByteLM.load(cfg.perplexity.model) if cfg.perplexity.enabled else None
 
     def judge(self, text: str, language: str | None) -> tuple[str | None, str]:
         """(reason or None, the text as the rules leave it)."""
@@ -57,9 +60,14 @@ class Quality:
                 return reason, text
         return None, text
 
+    def perplexity(self, text: str) -> tuple[str | None, float | None]:
+        score = self.lm.bits_per_byte(text)
+        too_high = score is not None and score > self.cfg.perplexity.max_bits_per_byte
+        return ("perplexity:bits_per_byte" if too_high else None), score
+
     def __call__(self, batch: pa.Table) -> pa.Table:
         rows, texts = alive_texts(batch)
-        if not len(rows) or not (self.cfg.heuristic.enabled or self.word_rules):
+        if not (self.cfg.heuristic.enabled or self.word_rules or self.lm):
             return batch
         languages = (
             batch["language"].take(pa.array(rows)).to_pylist()
@@ -67,12 +75,17 @@ class Quality:
             else [None] * len(rows)
         )
         reasons = np.full(batch.num_rows, None, dtype=object)
+        scores = np.full(batch.num_rows, np.nan)
         changed_rows, changed_texts = [], []
         for row, text, language in zip(rows.tolist(), texts, languages, strict=True):
             reasons[row], kept = self.judge(text, language)
+            if self.lm and reasons[row] is None:
+                reasons[row], scores[row] = self.perplexity(kept)
             if kept != text:
                 changed_rows.append(row)
                 changed_texts.append(kept)
+        if self.lm:
+            batch = set_column(batch, "bits_per_byte", pa.array(scores, from_pandas=True))
         if changed_rows:
             batch = set_column(
                 batch, "text", scatter(batch, np.array(changed_rows), changed_texts, "text")
