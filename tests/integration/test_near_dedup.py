@@ -1,24 +1,25 @@
-"""Near-duplicate removal on a real local Ray: ledger, manifest, and a killed shard actor."""
+"""`raypipe dedup` on a real local Ray: ledger, manifest, and a killed shard actor."""
 
+import json
 import threading
 import time
 
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
-from raypipe.config import build_config
-from raypipe.pipeline import Pipeline
+from raypipe.cli import app
 from tests.faults import actor_pids, kill, repeated_corpus
 
 pytestmark = pytest.mark.ray
 COPIES = 3
 
 
-def config(corpus, out):
-    return build_config(
-        {"input": {"paths": [str(corpus)], "id_field": "id"}, "output": {"path": str(out)}},
-        {"tokenizer": None, "dedup.near.enabled": True, "ray.batch_docs": 32},
-    )
+def dedup(corpus, out) -> None:
+    """`raypipe dedup CORPUS --out OUT` in this process (it joins the session's Ray)."""
+    args = ["dedup", str(corpus), "--out", str(out), "--set", "input.id_field=id"]
+    result = CliRunner().invoke(app, [*args, "--set", "ray.batch_docs=32"])
+    assert result.exit_code == 0, result.output
 
 
 def near_rows(out) -> list[tuple[str, str]]:
@@ -30,8 +31,8 @@ def near_rows(out) -> list[tuple[str, str]]:
 def reference(local_ray, tmp_path_factory, mini_corpus_path):
     base = tmp_path_factory.mktemp("near")
     corpus = repeated_corpus(mini_corpus_path, base / "corpus.jsonl", copies=COPIES)
-    manifest = Pipeline(config(corpus, base / "out"), log=lambda _: None).run()
-    return corpus, base / "out", manifest
+    dedup(corpus, base / "out")
+    return corpus, base / "out", json.loads((base / "out" / "manifest.json").read_text())
 
 
 def test_copies_of_a_page_keep_the_first_and_are_in_the_ledger(reference):
@@ -47,6 +48,8 @@ def test_copies_of_a_page_keep_the_first_and_are_in_the_ledger(reference):
     assert near["cluster_sizes"].get(str(COPIES), 0) > 0
     kept_after_exact = manifest["documents_out"] + removed
     assert near["share_removed"] == pytest.approx(removed / kept_after_exact)
+    kept = pq.read_table(out / "documents")
+    assert kept.num_rows == manifest["documents_out"] and "minhash" not in kept.column_names
     assert manifest["documents_in"] == manifest["documents_out"] + sum(
         manifest["rejected"].values()
     )
@@ -54,9 +57,7 @@ def test_copies_of_a_page_keep_the_first_and_are_in_the_ledger(reference):
 
 def test_killing_a_shard_actor_mid_phase_changes_nothing(reference, tmp_path):
     corpus, out, _ = reference
-    runner = threading.Thread(
-        target=lambda: Pipeline(config(corpus, tmp_path), log=lambda _: None).run()
-    )
+    runner = threading.Thread(target=dedup, args=(corpus, tmp_path))
     runner.start()
     killed = []
     deadline = time.time() + 300
