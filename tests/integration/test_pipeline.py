@@ -84,7 +84,7 @@ def test_same_input_same_shards_and_resume(local_ray, mini_corpus, tmp_path):
     assert [s["sha256"] for s in first["shards"]] == [s["sha256"] for s in second["shards"]]
     # A crash after some shards were published: the rerun rewrites only what is missing.
     (tmp_path / "a" / "manifest.json").unlink()
-    for suffix in ("tokens.npy", "docs.npy", "json"):
+    for suffix in ("tokens.npy", "segments.npy", "json"):
         (tmp_path / "a" / "shards" / f"shard-00001.{suffix}").unlink()
     resumed = run(mini_corpus, tmp_path / "a")
     assert [s["sha256"] for s in resumed["shards"]] == [s["sha256"] for s in first["shards"]]
