@@ -7,8 +7,8 @@ positions and attention at each boundary, and the documents can be read back who
     concat    documents back to back; one crossing a sequence end continues in the next
               sequence, so only the last sequence is padded
     best_fit  best-fit-decreasing over a bounded buffer: a document no longer than seq_len
-              is never split, longer ones are cut into seq_len pieces plus a remainder, and
-              padding is left only where no remaining piece fits
+              is never split; longer ones fill the gaps the others leave, then sequences
+              of their own; padding is left only where nothing remaining fits
     pad       one document per sequence (longer ones over several): the naive baseline
 """
 
@@ -70,7 +70,9 @@ def _assemble(
     return Packed(tokens.reshape(-1, seq_len), segments)
 
 
-def _segments(start, length, document, offset) -> np.ndarray:
+def _segments(
+    start: np.ndarray, length: np.ndarray, document: np.ndarray, offset: np.ndarray
+) -> np.ndarray:
     return np.stack([start, length, document, offset], axis=1).astype(np.int64).reshape(-1, 4)
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raypipe.io import storage
-from raypipe.loader import IGNORE, Loader, torch_dataset
+from raypipe.loader import IGNORE, Loader, _shard_rows, torch_dataset
 from raypipe.pack import pack
 from raypipe.shards import write_shard
 
@@ -123,6 +123,22 @@ def test_dense_attention_mask_is_causal_inside_each_piece(tmp_path):
                 a, b = a - row * 16, b - row * 16
                 expected[a:b, a:b] = np.tri(b - a, dtype=bool)
         assert np.array_equal(batch["attention_mask"][row], expected)
+
+
+def test_ray_dataset_rows_agree_with_the_loader(tmp_path):
+    """The per-shard reader behind `ray_dataset` (run by Ray tasks; here called directly)."""
+    write_output(str(tmp_path), [[5, 9, 30, 2] * 200], 16, "best_fit")
+    loader = Loader(str(tmp_path), 1)
+    by_ids = {tuple(b["input_ids"][0].tolist()): b for b in loader}
+    rows = _shard_rows({"shard": np.array([loader.paths[0]])}, str(tmp_path), 16, False)
+    blocks = list(rows)
+    assert len(blocks) > 1  # read in blocks, not whole
+    assert sum(len(b["input_ids"]) for b in blocks) == len(by_ids) == loader.sequences
+    for block in blocks:
+        for i, ids in enumerate(block["input_ids"].tolist()):
+            expected = by_ids[tuple(ids)]
+            assert block["labels"][i].tolist() == expected["labels"][0].tolist()
+            assert block["position_ids"][i].tolist() == expected["position_ids"][0].tolist()
 
 
 def test_epochs_are_shuffled_deterministically(tmp_path):
