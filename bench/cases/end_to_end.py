@@ -183,10 +183,10 @@ def run(quick: bool) -> str:
     ]
     if ratio < 1:
         sections += [
-            "### Profile: raypipe run (py-spy, driver and every Ray process)",
+            "### Profile: one raypipe run, Ray's start included (py-spy, every process)",
             profile_script(
                 RAYPIPE_RUN,
-                {**raypipe_payload, "out": str(scratch / "profiled"), "repeats": 1},
+                {**raypipe_payload, "out": str(scratch / "profiled"), "repeats": 0},
                 cpus=CPUS,
             ),
         ]

@@ -12,6 +12,8 @@ INPUT = "bench/gutenberg_en_docs.jsonl.zst"
 BASE_MB = {True: 0.25, False: 6}
 SIZES = (1, 4, 16)
 CPUS = (1, 2)
+# Six whole runs of Ray per repeat: a quick run times one after the warm-up.
+RUNS = {True: 1, False: REPEATS}
 DRIVER_GROWTH_LIMIT = 1.25  # driver peak at 16x over 1x above this is memory growing with input
 
 
@@ -34,7 +36,7 @@ def run(quick: bool) -> str:
                     "input": str(folder),
                     "out": str(scratch / f"out-{size}x-{cpus}"),
                     "cpus": cpus,
-                    "repeats": REPEATS,
+                    "repeats": RUNS[quick],
                     "set": {},
                 },
                 cpus=cpus,
@@ -69,7 +71,7 @@ def run(quick: bool) -> str:
             f"{16 * BASE_MB[quick]} MB (16x) of text of `{INPUT}`, each dealt into {FILES} "
             ".jsonl.zst files. The whole run (normalize, quality, exact dedup, tokenize, pack, "
             "ledger, report, manifest) on a local Ray started with num_cpus = CPUs, the driver "
-            f"and all of Ray pinned to that many cores; rates over {REPEATS} runs after a "
+            f"and all of Ray pinned to that many cores; rates over {RUNS[quick]} run(s) after a "
             "warm-up. Peak RSS: the driver's own high-water mark; all of Ray's processes "
             "(raylet, GCS, workers) summed at the worst sample (every 0.25 s); the largest "
             "single process's high-water mark. RSS counts object-store pages a process maps.",
