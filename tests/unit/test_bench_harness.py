@@ -1,6 +1,8 @@
 """The benchmark harness: every case gets a section, a failing one included."""
 
 import json
+import time
+from pathlib import Path
 
 import pytest
 import zstandard
@@ -109,3 +111,35 @@ def test_slice_deals_documents_into_files(tmp_path):
         for line in zstandard.decompress(f.read_bytes()).decode().splitlines()
     )
     assert ids == list(range(5, 25))
+
+
+LEAVES_A_PROCESS = """
+import subprocess, sys
+from pathlib import Path
+
+def run(quick: bool) -> str:
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    Path(__file__).with_name("pid").write_text(str(server.pid))
+    return "## Leaves a process"
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"  # killed, waiting to be reaped
+
+
+def test_what_a_case_leaves_running_is_ended_with_it(tmp_path):
+    layout = _layout(tmp_path)
+    (layout.cases / "c_leaves.py").write_text(LEAVES_A_PROCESS)
+
+    assert run(["c_leaves"], quick=True, command="python -m bench run", layout=layout)
+
+    pid = int((layout.cases / "pid").read_text())
+    deadline = time.time() + 10
+    while not _gone(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _gone(pid)
