@@ -12,7 +12,7 @@ INPUT = "bench/gutenberg_en_docs.jsonl.zst"
 BASE_MB = {True: 0.25, False: 6}
 SIZES = (1, 4, 16)
 CPUS = (2, 1)
-# Six whole runs of Ray per repeat: a quick run times one after the warm-up.
+# Six configurations, each on its own Ray: a quick run times one cold run of each.
 RUNS = {True: 1, False: REPEATS}
 # A configuration still running after this is reported as unfinished, and the larger
 # inputs are not tried on that many CPUs.
@@ -49,6 +49,7 @@ def run(quick: bool) -> str:
             "out": str(scratch / f"out-{size}x-{cpus}"),
             "cpus": cpus,
             "repeats": RUNS[quick],
+            "warm_up": not quick,
             "set": {},
         }
         try:
@@ -79,9 +80,10 @@ def run(quick: bool) -> str:
             f"{16 * BASE_MB[quick]} MB (16x) of text of `{INPUT}`, each dealt into {FILES} "
             ".jsonl.zst files. The whole run (normalize, quality, exact dedup, tokenize, pack, "
             "ledger, report, manifest) on a local Ray started with num_cpus = CPUs, the driver "
-            f"and all of Ray pinned to that many cores; rates over {RUNS[quick]} run(s) after a "
-            "warm-up. Peak RSS: the driver's own high-water mark; all of Ray's processes "
-            "(raylet, GCS, workers) summed at the worst sample (every 0.25 s); the largest "
+            f"and all of Ray pinned to that many cores; rates over {RUNS[quick]} run(s)"
+            + ("" if quick else " after a warm-up run")
+            + " (Ray's start not included). Peak RSS: the driver's own high-water mark; "
+            "all of Ray's processes (raylet, GCS, workers) summed at the worst sample (every 0.25 s); the largest "
             "single process's high-water mark. RSS counts object-store pages a process maps.",
             "\n".join(lines),
             "\n".join(findings(results, stalled)),
