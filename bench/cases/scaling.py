@@ -84,7 +84,8 @@ def run(quick: bool) -> str:
             + ("" if quick else " after a warm-up run")
             + " (Ray's start not included). Peak RSS: the driver's own high-water mark; "
             "all of Ray's processes (raylet, GCS, workers) summed at the worst sample "
-            "(every 0.25 s); the largest single process's high-water mark. RSS counts object-store pages a process maps.",
+            "(every 0.25 s); the largest single process's high-water mark. RSS counts the "
+            "object-store pages a process maps.",
             "\n".join(lines),
             "\n".join(findings(results, stalled)),
         ]
