@@ -8,8 +8,10 @@ so no figure in BENCHMARKS.md is typed by hand.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -152,23 +154,37 @@ def run_peer(script: str, payload: dict, cpus: int | None = None) -> dict:
 
 
 def run_script(
-    script: str, payload: dict, cpus: int | None = None, python: Path | str = sys.executable
+    script: str,
+    payload: dict,
+    cpus: int | None = None,
+    python: Path | str = sys.executable,
+    timeout: float | None = None,
 ) -> dict:
     """Run `script` (Python source) in a fresh process, by default with raypipe's Python.
 
     The script reads a JSON payload from stdin and prints one JSON object as its last
     line of stdout; that object is returned. With `cpus`, the process and its children
     are pinned to that many cores (see `pinned`), so "1 CPU" means one core for raypipe
-    and peers alike.
+    and peers alike. After `timeout` seconds the script and everything it started (a
+    local Ray, worker pools) are ended and TimeoutError is raised.
     """
-    done = subprocess.run(
+    child = subprocess.Popen(
         [str(python), "-c", script],
-        input=json.dumps(payload),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        check=False,
+        start_new_session=True,
         **pinned(cpus),
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"benchmark script failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        stdout, stderr = child.communicate(json.dumps(payload), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"benchmark script did not finish in {timeout:.0f} s") from None
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+    if child.returncode != 0:
+        raise RuntimeError(f"benchmark script failed:\n{stderr[-4000:]}")
+    return json.loads(stdout.strip().splitlines()[-1])

@@ -37,9 +37,10 @@ def write_slice(source: Path, skip_bytes: int, limit_bytes: int, folder: Path) -
     return {"documents": documents, "mb": text_bytes / 1e6}
 
 
-# Runs raypipe `repeats` times (after one untimed warm-up that also starts Ray) and
-# samples the resident memory of the driver and of every process under it (Ray's
-# workers) from /proc. Payload: input, out, cpus, repeats, set (config overrides).
+# Starts a local Ray, runs raypipe `repeats` times (after one untimed warm-up run unless
+# warm_up is false) and samples the resident memory of the driver and of every process
+# under it (Ray's workers) from /proc. Payload: input, out, cpus, repeats, warm_up, set
+# (config overrides).
 RAYPIPE_RUN = """
 import json, os, sys, threading, time
 from pathlib import Path
@@ -94,7 +95,8 @@ cfg = PipelineConfig.model_validate({**config, "output": {"path": p["out"] + "/w
 connect(cfg.ray, cfg.storage)
 ray_start = time.perf_counter() - started
 threading.Thread(target=sample, daemon=True).start()
-manifest = Pipeline(cfg, log=lambda *_: None).run()
+if p.get("warm_up", True):
+    manifest = Pipeline(cfg, log=lambda *_: None).run()
 seconds = []
 for repeat in range(p["repeats"]):
     cfg = PipelineConfig.model_validate({**config, "output": {"path": f"{p['out']}/{repeat}"}})

@@ -11,7 +11,7 @@ from bench.runs import FILES, RAYPIPE_RUN, write_slice
 from raypipe.tokenizer import load_tokenizer
 
 INPUT = "bench/gutenberg_en_docs.jsonl.zst"
-SLICE_MB = {True: 2, False: 40}
+SLICE_MB = {True: 2, False: 100}  # full: the whole file (~100 MB of text)
 CPUS = 2
 REPEATS = 3
 PEER = "datatrove"
@@ -183,10 +183,10 @@ def run(quick: bool) -> str:
     ]
     if ratio < 1:
         sections += [
-            "### Profile: raypipe run (py-spy, driver and every Ray process)",
+            "### Profile: one raypipe run, Ray's start included (py-spy, every process)",
             profile_script(
                 RAYPIPE_RUN,
-                {**raypipe_payload, "out": str(scratch / "profiled"), "repeats": 1},
+                {**raypipe_payload, "out": str(scratch / "profiled"), "repeats": 0},
                 cpus=CPUS,
             ),
         ]

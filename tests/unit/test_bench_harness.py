@@ -1,11 +1,15 @@
 """The benchmark harness: every case gets a section, a failing one included."""
 
 import json
+import time
+from pathlib import Path
 
 import pytest
 import zstandard
 
 from bench.__main__ import Layout, discover, main, run, write_benchmarks
+from bench.cases.scaling import findings
+from bench.common import run_script
 from bench.profile import top_lines
 from bench.runs import FILES, write_slice
 
@@ -109,3 +113,68 @@ def test_slice_deals_documents_into_files(tmp_path):
         for line in zstandard.decompress(f.read_bytes()).decode().splitlines()
     )
     assert ids == list(range(5, 25))
+
+
+LEAVES_A_PROCESS = """
+import subprocess, sys
+from pathlib import Path
+
+def run(quick: bool) -> str:
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    Path(__file__).with_name("pid").write_text(str(server.pid))
+    return "## Leaves a process"
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"  # killed, waiting to be reaped
+
+
+def test_what_a_case_leaves_running_is_ended_with_it(tmp_path):
+    layout = _layout(tmp_path)
+    (layout.cases / "c_leaves.py").write_text(LEAVES_A_PROCESS)
+
+    assert run(["c_leaves"], quick=True, command="python -m bench run", layout=layout)
+
+    pid = int((layout.cases / "pid").read_text())
+    deadline = time.time() + 10
+    while not _gone(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _gone(pid)
+
+
+def test_a_script_over_its_time_limit_is_ended_with_its_children(tmp_path):
+    pid_file = tmp_path / "pid"
+    script = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(300)\n"
+    )
+    with pytest.raises(TimeoutError, match="did not finish in 3 s"):
+        run_script(script, {}, timeout=3)
+    pid = int(pid_file.read_text())
+    deadline = time.time() + 10
+    while not _gone(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _gone(pid)
+    assert run_script("import json; print(json.dumps({'cores': 1}))", {}, cpus=1) == {"cores": 1}
+
+
+def test_scaling_findings_flag_a_driver_that_grows_and_a_stuck_configuration():
+    results = {(1, 2): (2.0, 400.0), (16, 2): (3.0, 900.0)}
+    stalled = {1: "1 CPU(s) did not finish 1x (0.3 MB) in 900 s"}
+
+    lines = findings(results, stalled)
+
+    assert lines[0].startswith("- **1 CPU(s) did not finish 1x")
+    assert "2.25x** — **it grows with the input**" in lines[1]
+    assert len(lines) == 2  # no 1-vs-2 CPU speedup without a 1-CPU result
+    flat = findings({(1, 2): (2.0, 400.0), (16, 2): (3.0, 420.0)}, {})
+    assert flat == [
+        "- Driver peak RSS on 2 CPU(s), 16x over 1x input: **1.05x** — flat: the driver does not hold the corpus."
+    ]
