@@ -19,7 +19,7 @@ import xxhash
 
 _WORD = re.compile(r"\w+")
 _EMPTY = np.iinfo(np.uint32).max
-_CHUNK_SHINGLES = 1 << 17  # bounds the (shingles x permutations) matrix to ~128 MiB
+_CHUNK_CELLS = 1 << 24  # shingles x permutations per chunk: a 128 MiB uint64 matrix
 
 
 def exact_keys(texts: Sequence[str]) -> list[bytes]:
@@ -82,12 +82,17 @@ def signatures(texts: Sequence[str], num_perm: int, words: int, seed: int = 0) -
     start = 0
     while start < len(has):
         # Whole texts per chunk, so each chunk reduces on its own.
-        stop = max(start + 1, np.searchsorted(offsets, offsets[start] + _CHUNK_SHINGLES) - 1)
+        stop = max(
+            start + 1, np.searchsorted(offsets, offsets[start] + _CHUNK_CELLS // num_perm) - 1
+        )
         stop = min(stop, len(has))
         chunk = hashes[offsets[start] : offsets[stop]]
-        permuted = ((chunk[:, None] * a + b) >> np.uint64(32)).astype(np.uint32)
+        # [num_perm, shingles], built in place: row-wise reduceat is ~5x faster than column-wise.
+        permuted = np.multiply.outer(a, chunk)
+        permuted += b[:, None]
+        permuted >>= np.uint64(32)
         bounds = offsets[start:stop] - offsets[start]
-        out[has[start:stop]] = np.minimum.reduceat(permuted, bounds, axis=0)
+        out[has[start:stop]] = np.minimum.reduceat(permuted.astype(np.uint32), bounds, axis=1).T
         start = stop
     return out
 

