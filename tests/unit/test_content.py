@@ -136,11 +136,13 @@ def test_url_rules_and_their_reasons(tmp_path):
         "https://shop.example/Private/x": "opt_out",
         "https://shop.example/private/x": None,  # paths are case-sensitive, as in robots.txt
         "https://BLOCKED.example./x": "url_filter:domain",
+        " http://blocked.example:8080/x ": "url_filter:domain",
         "https://notblocked.example/": None,
         "https://games.example/Casino-Night": "url_filter:substring",
         "https://site.example/adult/1": "url_filter:substring",
         None: None,
         "": None,
+        "   ": None,
     }
     out = stage(batch(list(cases)))
     assert out["reason"].to_pylist() == list(cases.values())
