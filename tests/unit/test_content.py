@@ -305,3 +305,18 @@ def test_tag_counts_sum_sources_per_tag():
     assert tags["consent"] == {
         "explicit": {"documents_in": 14, "documents_out": 7, "tokens_out": 700}
     }
+
+
+def test_run_summary_lists_tags_only_when_inputs_are_tagged():
+    from rich.console import Console
+
+    from raypipe.cli import _summary
+
+    counts = {"documents_in": 4, "documents_cleaned": 3, "documents_out": 2, "tokens_out": 900}
+    manifest = {"documents_in": 4, "documents_out": 2, "rejected": {"opt_out": 2}}
+    console = Console(width=100, record=True)
+    console.print(_summary({**manifest, "tags": {"consent": {"none": counts}}}))
+    console.print(_summary({**manifest, "tags": {"license": {"unspecified": counts}}}))
+    text = console.export_text()
+    assert "consent: none" in text and "2 docs 900 tokens" in text
+    assert "unspecified" not in text
