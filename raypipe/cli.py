@@ -66,6 +66,13 @@ def _summary(manifest: dict) -> Table:
                 f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})",
             )
         table.add_row("shards", f"{len(manifest['shards']):,}")
+    for field, tags in sorted(manifest.get("tags", {}).items()):
+        if set(tags) != {"unspecified"}:  # only when the config tags its inputs
+            for tag, counts in sorted(tags.items()):
+                out = counts.get("tokens_out")
+                amount = f"{out:,} tokens" if out is not None else ""
+                docs = counts.get("documents_out", counts["documents_cleaned"])
+                table.add_row(f"  {field}: {tag}", f"{docs:,} docs {amount}".strip())
     seconds = manifest.get("seconds")
     if seconds:
         table.add_row(

@@ -46,9 +46,14 @@ class Content:
 
     def __init__(self, cfg: ContentConfig):
         self.cfg = cfg
-        self.opt_out = load_opt_out(tuple(cfg.opt_out))
-        self.domains = load_domains(tuple(cfg.blocked_domains))
-        self.substrings = load_substrings(tuple(cfg.blocked_url_substrings))
+        # Rules with an empty list are None: a URL is not even parsed for them.
+        self.opt_out = load_opt_out(tuple(cfg.opt_out)) if cfg.opt_out else None
+        self.domains = load_domains(tuple(cfg.blocked_domains)) if cfg.blocked_domains else None
+        self.substrings = (
+            load_substrings(tuple(cfg.blocked_url_substrings))
+            if cfg.blocked_url_substrings
+            else None
+        )
         bad = cfg.bad_words
         self.word_lists = (
             {lang: load_word_list(lang, uri) for lang, uri in bad.lists.items()}
@@ -57,14 +62,15 @@ class Content:
         )
 
     def url_reason(self, url: str | None) -> str | None:
+        url = (url or "").strip()
         if not url:
             return None
         host, path = split_url(url)
-        if self.opt_out and self.opt_out.match(host, path):
+        if self.opt_out is not None and self.opt_out.match(host, path):
             return "opt_out"
-        if self.domains and self.domains.match(host):
+        if self.domains is not None and self.domains.match(host):
             return "url_filter:domain"
-        if self.substrings and self.substrings.match(url):
+        if self.substrings is not None and self.substrings.match(url):
             return "url_filter:substring"
         return None
 

@@ -136,11 +136,13 @@ def test_url_rules_and_their_reasons(tmp_path):
         "https://shop.example/Private/x": "opt_out",
         "https://shop.example/private/x": None,  # paths are case-sensitive, as in robots.txt
         "https://BLOCKED.example./x": "url_filter:domain",
+        " http://blocked.example:8080/x ": "url_filter:domain",
         "https://notblocked.example/": None,
         "https://games.example/Casino-Night": "url_filter:substring",
         "https://site.example/adult/1": "url_filter:substring",
         None: None,
         "": None,
+        "   ": None,
     }
     out = stage(batch(list(cases)))
     assert out["reason"].to_pylist() == list(cases.values())
@@ -304,3 +306,18 @@ def test_tag_counts_sum_sources_per_tag():
     assert tags["consent"] == {
         "explicit": {"documents_in": 14, "documents_out": 7, "tokens_out": 700}
     }
+
+
+def test_run_summary_lists_tags_only_when_inputs_are_tagged():
+    from rich.console import Console
+
+    from raypipe.cli import _summary
+
+    counts = {"documents_in": 4, "documents_cleaned": 3, "documents_out": 2, "tokens_out": 900}
+    manifest = {"documents_in": 4, "documents_out": 2, "rejected": {"opt_out": 2}}
+    console = Console(width=100, record=True)
+    console.print(_summary({**manifest, "tags": {"consent": {"none": counts}}}))
+    console.print(_summary({**manifest, "tags": {"license": {"unspecified": counts}}}))
+    text = console.export_text()
+    assert "consent: none" in text and "2 docs 900 tokens" in text
+    assert "unspecified" not in text
