@@ -154,3 +154,14 @@ def test_masking_changes_nothing_outside_the_spans(tagger, pieces, tail):
     text = "".join(f"{filler} {SAMPLES[entity]} " for filler, entity in pieces) + tail
     expected = "".join(f"{filler} <{entity}> " for filler, entity in pieces) + tail
     assert tagger(batch_of([text]))["text"][0].as_py() == expected
+
+
+def test_stage_runs_after_quality_when_enabled():
+    from raypipe.config import build_config
+    from raypipe.pipeline import document_stages
+
+    cfg = build_config({"input": {"paths": ["x.jsonl"]}}, {"pii.enabled": True})
+    names = [stage.name for stage in document_stages(cfg)]
+    assert names.index("pii") == names.index("quality") + 1
+    off = build_config({"input": {"paths": ["x.jsonl"]}})
+    assert "pii" not in [stage.name for stage in document_stages(off)]
