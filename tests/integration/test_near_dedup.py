@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from raypipe.cli import app
 from tests.faults import actor_pids, kill, repeated_corpus
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 COPIES = 3
 
 
