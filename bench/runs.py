@@ -92,7 +92,15 @@ config = {
 }
 started = time.perf_counter()
 cfg = PipelineConfig.model_validate({**config, "output": {"path": p["out"] + "/warm-up"}})
-connect(cfg.ray, cfg.storage)
+for attempt in range(3):  # on a busy machine Ray's node start can pass its fixed 30 s
+    try:
+        connect(cfg.ray, cfg.storage)
+        break
+    except Exception:
+        import ray
+        ray.shutdown()
+        if attempt == 2:
+            raise
 ray_start = time.perf_counter() - started
 threading.Thread(target=sample, daemon=True).start()
 if p.get("warm_up", True):
