@@ -319,6 +319,8 @@ def langid_accuracy(rows: list[dict]) -> tuple[str, list[str]]:
         right, total = hits[(lang, kind)]
         return right / total if total else float("nan")
 
+    known = {label.removeprefix("__label__") for label in model.labels}
+    missing = [lang for lang in languages if LINGUA_TO_FASTTEXT.get(lang, lang) not in known]
     weakest = sorted(languages, key=lambda lang: accuracy(lang, "sentences"))
     lines += [
         "",
@@ -330,7 +332,8 @@ def langid_accuracy(rows: list[dict]) -> tuple[str, list[str]]:
     for lang in weakest:
         values = " | ".join(f"{accuracy(lang, kind):.3f}" for kind in kinds)
         lines.append(f"| {lang} | {values} |")
-    return "\n".join(lines), weakest[:8]
+    lines += ["", f"Not among lid.176's labels, so never right: {', '.join(missing) or 'none'}."]
+    return "\n".join(lines), [lang for lang in weakest if lang not in missing][:8]
 
 
 def langid_speed(texts: list[str], label: str) -> str:
@@ -438,7 +441,8 @@ LF-only HTTP headers and stale `Content-Encoding` are read.
 
 {langid}
 
-Weakest languages on sentences: {", ".join(weakest)}. Labels and scores of the stage equal
+Weakest languages lid.176 knows, on sentences: {", ".join(weakest)}.
+Labels and scores of the stage equal
 fastText's `predict` on the same flattened text (tests/unit/test_langid.py checks every
 document). Lingua test data: Leipzig corpora lines; `nb` is scored as lid.176's `no`.
 {"Quick run: every 20th row." if quick else ""}
