@@ -31,6 +31,7 @@ BENCHMARKS = ROOT / "BENCHMARKS.md"
 # A case that runs longer than this is stopped and reported as failed.
 TIMEOUT_SECONDS = {"quick": 3600, "full": 4 * 3600}
 LOG_TAIL_LINES = 40
+BUSY_LOAD_PER_CORE = 2  # a load average above this many per core is flagged in the section
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,11 @@ def run_case(name: str, quick: bool, command: str, layout: Layout) -> tuple[bool
         f"`{command}` ({mode} run, {seconds:.0f} s; load average {load:.1f} at start, "
         f"{os.getloadavg()[0]:.1f} at end)._"
     )
+    if load > BUSY_LOAD_PER_CORE * (os.cpu_count() or 1):
+        stamp += (
+            f"\n\n**The machine was busy** (load average {load:.0f} on {os.cpu_count()} cores, "
+            "from other work): rates here are far below an idle machine's and ratios are noisy."
+        )
     if failure is None:
         section = with_stamp(section_file.read_text(), stamp)
     else:
