@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="run only these cases (default: all)"
     )
+    commands.add_parser("write", help="rewrite BENCHMARKS.md from the stored results only")
     case_parser = commands.add_parser("case", help="run one case file (used by `run`)")
     case_parser.add_argument("path", type=Path)
     case_parser.add_argument("--out", type=Path, required=True)
@@ -203,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     layout = Layout()
     available = discover(layout.cases)
+    if args.command == "write":
+        write_benchmarks(available, "python -m bench write", layout)
+        return 0
     unknown = sorted(set(args.only or []) - set(available))
     if unknown:
         parser.error(f"no case named {', '.join(unknown)}; cases: {', '.join(available)}")
