@@ -31,6 +31,7 @@ BENCHMARKS = ROOT / "BENCHMARKS.md"
 # A case that runs longer than this is stopped and reported as failed.
 TIMEOUT_SECONDS = {"quick": 3600, "full": 4 * 3600}
 LOG_TAIL_LINES = 40
+BUSY_LOAD_PER_CORE = 2  # a load average above this many per core is flagged in the section
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,11 @@ def run_case(name: str, quick: bool, command: str, layout: Layout) -> tuple[bool
         f"`{command}` ({mode} run, {seconds:.0f} s; load average {load:.1f} at start, "
         f"{os.getloadavg()[0]:.1f} at end)._"
     )
+    if load > BUSY_LOAD_PER_CORE * (os.cpu_count() or 1):
+        stamp += (
+            f"\n\n**The machine was busy** (load average {load:.0f} on {os.cpu_count()} cores, "
+            "from other work): rates here are far below an idle machine's and ratios are noisy."
+        )
     if failure is None:
         section = with_stamp(section_file.read_text(), stamp)
     else:
@@ -186,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="run only these cases (default: all)"
     )
+    commands.add_parser("write", help="rewrite BENCHMARKS.md from the stored results only")
     case_parser = commands.add_parser("case", help="run one case file (used by `run`)")
     case_parser.add_argument("path", type=Path)
     case_parser.add_argument("--out", type=Path, required=True)
@@ -197,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     layout = Layout()
     available = discover(layout.cases)
+    if args.command == "write":
+        write_benchmarks(available, "python -m bench write", layout)
+        return 0
     unknown = sorted(set(args.only or []) - set(available))
     if unknown:
         parser.error(f"no case named {', '.join(unknown)}; cases: {', '.join(available)}")

@@ -20,8 +20,12 @@ from bench.common import pinned
 RATE = 50  # samples per second and process
 TOP = 12
 _FRAME = re.compile(r"^(?P<name>.*?) \((?P<path>.*?)(?::(?P<line>\d+))?\)$")
-# Frames where a process waits (for a task, a lock, a result) rather than works.
-WAITING = ("Condition.wait", "Event.wait", "Worker.main_loop", "get_output_blocking", "sleep")
+# Lines where a thread waits (for a task, a socket, a log line, a lock) rather than works:
+# py-spy counts them with --idle, which it needs to see time spent in native code.
+WAITING = re.compile(
+    r"^(?:\S*\.)?(?:select|wait|sleep|main_loop|get_output_blocking|print_logs|"
+    r"listen_error_messages|tick_thread_run|_run|run|<lambda>|_worker) \("
+)
 
 
 def _frame(frame: str) -> tuple[str, str]:
@@ -45,7 +49,7 @@ def top_lines(raw: str, top: int = TOP) -> list[tuple[str, float, float]]:
         if not stack or not count.isdigit():
             continue
         frames = [_frame(f) for f in stack.split(";") if not f.startswith("process ")]
-        if not frames or frames[-1][1].startswith(WAITING):
+        if not frames or WAITING.match(frames[-1][1]):
             continue
         n = int(count)
         samples += n

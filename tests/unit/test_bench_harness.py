@@ -83,16 +83,16 @@ def test_unknown_case_is_a_clear_error(capsys):
 def test_profile_lines_leave_out_waiting_processes():
     raw = "\n".join(
         [
-            'process 1:"python x.py";<module> (x.py:9);run (raypipe/stages/tokenize.py:37) 6',
-            'process 1:"python x.py";<module> (x.py:9);run (raypipe/stages/tokenize.py:40) 2',
+            'process 1:"python x.py";<module> (x.py:9);Tokenize.__call__ (raypipe/stages/tokenize.py:37) 6',
+            'process 1:"python x.py";<module> (x.py:9);Tokenize.__call__ (raypipe/stages/tokenize.py:40) 2',
             'process 2:"ray worker";main_loop (ray/_private/worker.py:10);'
             "Worker.main_loop (ray/_private/worker.py:900) 50",
             'process 1:"python x.py";<module> (x.py:9) 2',
         ]
     )
     rows = top_lines(raw)
-    assert rows[0] == ("run (stages/tokenize.py:37)", 0.6, 0.8)
-    assert rows[1] == ("run (stages/tokenize.py:40)", 0.2, 0.8)
+    assert rows[0] == ("Tokenize.__call__ (stages/tokenize.py:37)", 0.6, 0.8)
+    assert rows[1] == ("Tokenize.__call__ (stages/tokenize.py:40)", 0.2, 0.8)
     assert rows[2] == ("<module> (x.py:9)", 0.2, 1.0)
     assert len(rows) == 3  # the idle worker's 50 samples are not in the shares
 
