@@ -65,6 +65,7 @@ def build_manifest(
     report: dict[str, Any] = {
         "languages": cleaned["languages"],
         "length_bins": cleaned["length_bins"],
+        "masked": manifest["masked"],
         "sources": manifest["sources"],
     }
     if near is not None:  # cluster sizes and the share of documents removed

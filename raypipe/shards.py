@@ -182,8 +182,7 @@ def committed_entries(output: str, fingerprint: str) -> dict[int, dict]:
     stale = [
         i.path
         for i in fs.get_file_info(selector)
-        if i.type == pafs.FileType.File
-        and shard_group(i.base_name) not in entries
+        if i.type == pafs.FileType.File and shard_group(i.base_name) not in entries
     ]
     for path in stale:
         fs.delete_file(path)

@@ -101,6 +101,8 @@ def render(manifest: dict, report: dict) -> str:
             "Kept documents by language",
             sorted(report["languages"].items(), key=lambda kv: (-kv[1], kv[0]))[:30],
         ),
+        "<h2>Personal data</h2>",
+        bar_chart("Masked spans by entity", sorted(report.get("masked", {}).items())),
         "<h2>Sources</h2>",
         bar_chart(
             "Documents kept after cleaning, per source",

@@ -27,6 +27,7 @@ def test_length_bins_are_powers_of_two():
 def test_funnel_rejects_and_lengths_come_from_the_counts():
     report = {
         "languages": {"en": 5, "de": 1},
+        "masked": {"email_address": 2},
         "length_bins": length_bins(np.array([100, 200, 5000, 5000, 6000, 7000])),
     }
     page = render(MANIFEST, report)
@@ -36,11 +37,13 @@ def test_funnel_rejects_and_lengths_come_from_the_counts():
         "Rejected documents by reason",
         "Kept documents by length",
         "Kept documents by language",
+        "Masked spans by entity",
         "Documents kept after cleaning, per source",
     ]
     funnel = re.findall(r"<title>([^<]+)</title>", page)
     assert funnel[1:4] == ["read: 10", "after quality: 7", "after dedup: 6"]
     assert "heuristic:min_words: 3" in funnel and "en: 5" in funnel
+    assert "email_address: 2" in funnel
     assert "<script" not in page and "http" not in page.replace("http://www.w3.org/2000/svg", "")
 
 
