@@ -40,12 +40,17 @@ def test_copies_of_a_page_keep_the_first_and_are_in_the_ledger(reference):
     rows = near_rows(out)
     removed = manifest["rejected"]["near_duplicate"]
     assert removed == len(rows) > 0
-    # Every copy points at copy 0 of the same page (the first in input order).
-    assert all(keeper == doc.rsplit("~", 1)[0] + "~0" for doc, keeper in rows)
-    assert all(not doc.endswith("~0") for doc, _ in rows)
+    # Every copy of a page is in the cluster of that page's copy 0, and a cluster keeps a
+    # copy 0 (the first in input order). Distinct pages may share a cluster: the fixture's
+    # GPL-2.0+ and GPL-2.0-only texts are near-identical.
+    keeper_of = dict(rows)
+    for doc, keeper in rows:
+        first = doc.rsplit("~", 1)[0] + "~0"
+        assert keeper.endswith("~0") and keeper_of.get(first, first) == keeper, (doc, keeper)
+    assert sum(not doc.endswith("~0") for doc, _ in rows) >= len(rows) - 1
     near = manifest["near_duplicates"]
     assert sum(near["cluster_sizes"].values()) == near["clusters"]
-    assert near["cluster_sizes"].get(str(COPIES), 0) > 0
+    assert near["cluster_sizes"].get("3-4", 0) > 0  # the COPIES copies of a page
     kept_after_exact = manifest["documents_out"] + removed
     assert near["share_removed"] == pytest.approx(removed / kept_after_exact)
     kept = pq.read_table(out / "documents")
