@@ -86,7 +86,9 @@ from raypipe.config import PipelineConfig
 from raypipe.runtime import connect
 config = {
     "input": {"paths": [p["input"]], "id_field": "id"},
-    "ray": {"num_cpus": p["cpus"]},
+    # The process is pinned to p["cpus"] cores; Ray still gets 2 logical CPUs (raypipe's
+    # minimum: stage actors beside read tasks) and at most p["cpus"] actors per stage.
+    "ray": {"num_cpus": max(2, p["cpus"]), "max_actors": p["cpus"]},
     "tokenizer": "gpt2",
     **p["set"],
 }
