@@ -79,7 +79,8 @@ def run(quick: bool) -> str:
             f"Input: the first {BASE_MB[quick]} MB (1x), {4 * BASE_MB[quick]} MB (4x) and "
             f"{16 * BASE_MB[quick]} MB (16x) of text of `{INPUT}`, each dealt into {FILES} "
             ".jsonl.zst files. The whole run (normalize, quality, exact dedup, tokenize, pack, "
-            "ledger, report, manifest) on a local Ray (2 logical CPUs, at most CPUs actors per stage), the driver "
+            "ledger, report, manifest) on a local Ray (2 logical CPUs, at most CPUs actors "
+            "per stage), the driver "
             f"and all of Ray pinned to that many cores; rates over {RUNS[quick]} run(s)"
             + ("" if quick else " after a warm-up run")
             + " (Ray's start not included). Peak RSS: the driver's own high-water mark; "
