@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from raypipe.config import build_config
+from raypipe.pii.detect import OfflineEmailRecognizer
 from raypipe.pipeline import Pipeline
 
 pytestmark = pytest.mark.ray
@@ -29,5 +30,11 @@ def test_run_masks_and_counts(local_ray, mini_corpus, tmp_path):
     assert tags > 0
     assert manifest["masked"]["email_address"] == tags
     assert sum(docs["pii_email_address"].to_pylist()) == tags
-    leftovers = [m for text in texts for m in EMAIL.findall(text)]
-    assert all(m.endswith(("example.com", "example.org", "example.net")) for m in leftovers)
+    # Whatever still looks like an address is allowed (example domains) or is not one for
+    # Presidio's own recognizer either (e.g. `Online#3.1@host` in a mail header).
+    reference = OfflineEmailRecognizer()
+    allowed = ("example.com", "example.org", "example.net")
+    for text in texts:
+        if any(not m.endswith(allowed) for m in EMAIL.findall(text)):
+            found = reference.analyze(text, ["EMAIL_ADDRESS"])
+            assert all(text[r.start : r.end].endswith(allowed) for r in found), found
