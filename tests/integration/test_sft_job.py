@@ -11,18 +11,9 @@ from raypipe.cli import app
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sft"
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 @pytest.mark.ray
 @pytest.mark.slow
-def test_ray_job_matches_the_in_process_clean(tmp_path, ray_local):
+def test_ray_job_matches_the_in_process_clean(tmp_path, local_ray):
     runner = CliRunner()
     source = FIXTURES / "instruction.jsonl"
     local, on_ray = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
