@@ -11,6 +11,7 @@ import pytest
 from raypipe.batch import reject
 from raypipe.config import ConfigError, LangidConfig
 from raypipe.stages.langid import Langid, bundled_model
+from tests.batches import document_batch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 TEXTS = {
@@ -21,20 +22,6 @@ TEXTS = {
 }
 
 
-def batch_of(texts: list[str]) -> pa.Table:
-    n = len(texts)
-    return pa.table(
-        {
-            "uid": list(range(n)),
-            "id": [str(i) for i in range(n)],
-            "source": ["s"] * n,
-            "text": texts,
-            "stage": pa.nulls(n, pa.string()),
-            "reason": pa.nulls(n, pa.string()),
-        }
-    )
-
-
 def mini_texts() -> list[str]:
     lines = (FIXTURES / "mini.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["text"] for line in lines]
@@ -42,7 +29,7 @@ def mini_texts() -> list[str]:
 
 def test_annotations_equal_raw_fasttext_predict():
     texts = mini_texts() + list(TEXTS.values())
-    out = Langid(LangidConfig())(batch_of(texts))
+    out = Langid(LangidConfig())(document_batch(texts))
     raw = fasttext.FastText._FastText(model_path=str(bundled_model()))
     for text, language, score in zip(
         texts, out["language"].to_pylist(), out["language_score"].to_numpy(), strict=True
@@ -58,16 +45,16 @@ def test_annotations_equal_raw_fasttext_predict():
 
 def test_keep_list_and_thresholds():
     texts = [TEXTS["en"], TEXTS["de"], TEXTS["fr"], TEXTS["short"]]
-    out = Langid(LangidConfig(languages=["en", "de"], threshold=0.5))(batch_of(texts))
+    out = Langid(LangidConfig(languages=["en", "de"], threshold=0.5))(document_batch(texts))
     reasons = out["reason"].to_pylist()
     assert reasons[:3] == [None, None, "language"]
     assert out["text"][2].as_py() == "" and out["stage"][2].as_py() == "langid"
     strict = Langid(LangidConfig(languages=["en", "de"], thresholds={"de": 1.0}))
-    assert strict(batch_of(texts))["reason"].to_pylist()[:2] == [None, "language_score"]
+    assert strict(document_batch(texts))["reason"].to_pylist()[:2] == [None, "language_score"]
 
 
 def test_rejected_rows_are_not_annotated():
-    batch = batch_of([TEXTS["en"], TEXTS["fr"]])
+    batch = document_batch([TEXTS["en"], TEXTS["fr"]])
     batch = reject(batch, np.array([False, True]), "read", "too_large")
     out = Langid(LangidConfig(languages=["en"]))(batch)
     assert out["language"].to_pylist() == ["en", None]

@@ -4,7 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from raypipe.batch import CORE_SCHEMA, reject
+from raypipe.batch import reject
 from raypipe.config import DedupConfig, NearDedupConfig
 from raypipe.dedup.exact import DedupKeys
 from raypipe.dedup.lsh import bucket_edges, near_duplicates_here, size_histogram
@@ -15,6 +15,7 @@ from raypipe.dedup.minhash import (
     estimated_jaccard,
     shingle_hashes,
 )
+from tests.batches import document_batch
 
 VOCABULARY = np.array([f"{stem}{i}" for stem in ("tal", "mor", "ven", "quo") for i in range(1500)])
 NEAR = NearDedupConfig(enabled=True)
@@ -38,18 +39,7 @@ def jaccard(a: str, b: str, n: int = 5) -> float:
 
 
 def signed(texts: list[str], dedup: DedupConfig | None = None, first_uid: int = 0) -> pa.Table:
-    n = len(texts)
-    batch = pa.table(
-        {
-            "uid": pa.array(range(first_uid, first_uid + n), pa.int64()),
-            "id": [f"doc{first_uid + i}" for i in range(n)],
-            "source": ["web"] * n,
-            "text": texts,
-            "stage": pa.nulls(n, pa.string()),
-            "reason": pa.nulls(n, pa.string()),
-        },
-        schema=CORE_SCHEMA,
-    )
+    batch = document_batch(texts, first_uid, source="web", id_prefix="doc")
     near = (dedup or DedupConfig()).near.model_copy(update={"enabled": True})
     return Signatures(near)(DedupKeys(dedup or DedupConfig())(batch))
 

@@ -10,11 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raypipe.accounting import tally_block
-from raypipe.batch import CORE_SCHEMA, reject
+from raypipe.batch import reject
 from raypipe.config import ConfigError, PiiConfig
 from raypipe.pii.detect import Detector, Span
 from raypipe.pii.mask import AllowList, Masker, placeholder, resolve
 from raypipe.stages.pii import Pii
+from tests.batches import document_batch
 
 # One value per entity that Presidio's default engine detects on its own (no context).
 SAMPLES = {
@@ -27,21 +28,6 @@ SAMPLES = {
 }
 
 
-def batch_of(texts: list[str]) -> pa.Table:
-    n = len(texts)
-    return pa.table(
-        {
-            "uid": list(range(n)),
-            "id": [f"d{i}" for i in range(n)],
-            "source": ["test"] * n,
-            "text": texts,
-            "stage": pa.nulls(n, pa.string()),
-            "reason": pa.nulls(n, pa.string()),
-        },
-        schema=CORE_SCHEMA,
-    )
-
-
 @pytest.fixture(scope="module")
 def tagger() -> Pii:
     return Pii(PiiConfig(enabled=True))
@@ -49,7 +35,7 @@ def tagger() -> Pii:
 
 def test_each_entity_is_found_and_tagged(tagger):
     text = "Contact: " + ", ".join(SAMPLES.values()) + "."
-    out = tagger(batch_of([text]))
+    out = tagger(document_batch([text]))
     expected = "Contact: " + ", ".join(f"<{e}>" for e in SAMPLES) + "."
     assert out["text"][0].as_py() == expected
     for entity in SAMPLES:
@@ -59,7 +45,7 @@ def test_each_entity_is_found_and_tagged(tagger):
 def test_validation_rejects_lookalikes(tagger):
     # Luhn fails, SSN area 000, IBAN checksum wrong, not an IPv4 address
     text = "card 4111 1111 1111 1112, ssn 000-45-6781, DE00 3704 0044 0532 0130 00, 300.1.2.3"
-    assert tagger(batch_of([text]))["text"][0].as_py() == text
+    assert tagger(document_batch([text]))["text"][0].as_py() == text
 
 
 def test_context_words_raise_weak_matches():
@@ -72,10 +58,10 @@ def test_context_words_raise_weak_matches():
 def test_placeholders_are_documentation_values_and_allowed():
     stage = Pii(PiiConfig(enabled=True, style="placeholder"))
     text = "write to jane.roe@mailhost.org from 10.1.2.3 or fe80::1ff:fe23:4567:890a"
-    once = stage(batch_of([text]))["text"][0].as_py()
+    once = stage(document_batch([text]))["text"][0].as_py()
     assert once == "write to email@example.com from 192.0.2.1 or 2001:db8::1"
     # the placeholders fall in the default allow-list: masking again changes nothing
-    again = stage(batch_of([once]))
+    again = stage(document_batch([once]))
     assert again["text"][0].as_py() == once
     assert again["pii_email_address"][0].as_py() == 0
 
@@ -84,11 +70,11 @@ def test_hash_pseudonyms_are_consistent_and_salted(monkeypatch):
     monkeypatch.setenv("RAYPIPE_PII_SALT", "first-salt")
     first = Pii(PiiConfig(enabled=True, style="hash"))
     texts = ["a jane.roe@mailhost.org b", "c JANE.ROE@mailhost.org d", "e x@mailhost.org f"]
-    one, two, three = (t.split()[1] for t in first(batch_of(texts))["text"].to_pylist())
+    one, two, three = (t.split()[1] for t in first(document_batch(texts))["text"].to_pylist())
     assert one.startswith("<EMAIL_ADDRESS:") and one == two != three
     monkeypatch.setenv("RAYPIPE_PII_SALT", "second-salt")
     second = Pii(PiiConfig(enabled=True, style="hash"))
-    assert second(batch_of(texts[:1]))["text"][0].as_py().split()[1] != one
+    assert second(document_batch(texts[:1]))["text"][0].as_py().split()[1] != one
 
 
 def test_hash_without_salt_is_a_clear_error(monkeypatch):
@@ -106,7 +92,10 @@ def test_allow_list_values_domains_networks():
     assert ("PHONE_NUMBER", "(212) 555-0147") in allow
     stage = Pii(PiiConfig(enabled=True, allow=["mailhost.org"]))
     text = "jane.roe@mailhost.org and bob@other.net"
-    assert stage(batch_of([text]))["text"][0].as_py() == "jane.roe@mailhost.org and <EMAIL_ADDRESS>"
+    assert (
+        stage(document_batch([text]))["text"][0].as_py()
+        == "jane.roe@mailhost.org and <EMAIL_ADDRESS>"
+    )
 
 
 def test_overlaps_keep_the_strongest_span():
@@ -119,7 +108,7 @@ def test_overlaps_keep_the_strongest_span():
 
 def test_disabled_entities_and_rejected_rows_are_left_alone():
     stage = Pii(PiiConfig(enabled=True, email_address={"enabled": False}))
-    batch = batch_of(["jane.roe@mailhost.org 10.1.2.3", "10.1.2.3"])
+    batch = document_batch(["jane.roe@mailhost.org 10.1.2.3", "10.1.2.3"])
     batch = reject(batch, pa.array([False, True]).to_numpy(zero_copy_only=False), "quality", "x")
     out = stage(batch)
     assert out["text"].to_pylist() == ["jane.roe@mailhost.org <IP_ADDRESS>", ""]
@@ -128,7 +117,7 @@ def test_disabled_entities_and_rejected_rows_are_left_alone():
 
 
 def test_counts_reach_the_tally(tagger):
-    out = tagger(batch_of(["a@mailhost.org b@mailhost.org", "10.1.2.3"])).append_column(
+    out = tagger(document_batch(["a@mailhost.org b@mailhost.org", "10.1.2.3"])).append_column(
         "chars", pa.array([0, 0])
     )
     masked = tally_block(out)["masked"]
@@ -139,7 +128,7 @@ def test_counts_reach_the_tally(tagger):
 def test_names_by_ner():
     stage = Pii(PiiConfig(enabled=True, person={"enabled": True}))
     text = "Yesterday Barack Obama met Angela Merkel in Berlin."
-    out = stage(batch_of([text]))
+    out = stage(document_batch([text]))
     assert out["text"][0].as_py() == "Yesterday <PERSON> met <PERSON> in Berlin."
     assert out["pii_person"][0].as_py() == 2
 
@@ -166,7 +155,7 @@ def test_masking_changes_nothing_outside_the_spans(tagger, pieces, tail):
         + " "
         for filler, entity in pieces
     )
-    masked = tagger(batch_of([text]))["text"][0].as_py()
+    masked = tagger(document_batch([text]))["text"][0].as_py()
     assert re.fullmatch(allowed + re.escape(tail), masked), masked
 
 

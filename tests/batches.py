@@ -1,0 +1,22 @@
+"""Document batches for stage tests: the core columns, every document alive."""
+
+import pyarrow as pa
+
+from raypipe.batch import CORE_SCHEMA
+
+
+def document_batch(
+    texts: list[str], first_uid: int = 0, source: str = "test", id_prefix: str = "d"
+) -> pa.Table:
+    n = len(texts)
+    return pa.table(
+        {
+            "uid": pa.array(range(first_uid, first_uid + n), pa.int64()),
+            "id": [f"{id_prefix}{first_uid + i}" for i in range(n)],
+            "source": [source] * n,
+            "text": texts,
+            "stage": pa.nulls(n, pa.string()),
+            "reason": pa.nulls(n, pa.string()),
+        },
+        schema=CORE_SCHEMA,
+    )
