@@ -60,7 +60,7 @@ def _summary(manifest: dict) -> Table:
         table.add_row(f"  masked: {entity}", f"{count:,}")
     if "tokens" in manifest:
         table.add_row("tokens", f"{manifest['tokens']:,}")
-        if manifest["sequences"]:  # a megatron output holds documents, packed by Megatron
+        if manifest["config"]["output"]["format"] == "native":  # megatron packs at training
             table.add_row(
                 "sequences",
                 f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})",

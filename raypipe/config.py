@@ -521,6 +521,27 @@ class PackConfig(Section):
         description="best_fit: documents placed together (and open sequences kept); more "
         "fills tighter, costs memory",
     )
+    split_window: int = Field(
+        0,
+        ge=0,
+        le=1 << 19,
+        description="concat: a document crossing a sequence end is cut after the last "
+        "paragraph or sentence end (or EOS) in the sequence's final split_window tokens, the "
+        "rest of the sequence padded; none there = cut at seq_len. 0 = always cut at seq_len "
+        "(no padding). At most seq_len / 2",
+    )
+
+    @model_validator(mode="after")
+    def _window_fits_concat(self) -> PackConfig:
+        if self.split_window > self.seq_len // 2:
+            raise ValueError(
+                f"split_window: {self.split_window} is more than half of seq_len {self.seq_len}"
+            )
+        if self.split_window and self.strategy != "concat":
+            raise ValueError(
+                f"split_window: applies to strategy concat, not {self.strategy}; set it to 0"
+            )
+        return self
 
 
 class StorageConfig(Section):

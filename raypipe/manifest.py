@@ -76,7 +76,10 @@ def build_manifest(
         report.update(dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len))
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
-        report["pack_strategy"] = cfg.pack.strategy if cfg.output.format == "native" else None
+        if cfg.output.format == "native":
+            report["pack_strategy"] = cfg.pack.strategy
+        else:  # megatron: one sequence per whole document, packed by Megatron at training time
+            report.update(pack_strategy=None, sequence_utilization=None)
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],

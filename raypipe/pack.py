@@ -5,7 +5,10 @@ row per piece of a document placed in a sequence. From the segments a loader res
 positions and attention at each boundary, and the documents can be read back whole.
 
     concat    documents back to back; one crossing a sequence end continues in the next
-              sequence, so only the last sequence is padded
+              sequence, so only the last sequence is padded. With a split window, the
+              crossing document is cut after the last paragraph or sentence end (a
+              boundary token) in the sequence's final `window` positions, and the rest
+              of that sequence is padding
     best_fit  best-fit-decreasing over a bounded buffer: a document no longer than seq_len
               is never split; longer ones fill the gaps the others leave, then sequences
               of their own; padding is left only where nothing remaining fits
@@ -76,16 +79,53 @@ def _segments(
     return np.stack([start, length, document, offset], axis=1).astype(np.int64).reshape(-1, 4)
 
 
-def pack_concat(flat: np.ndarray, doc_lengths: np.ndarray, seq_len: int, pad_id: int) -> Packed:
-    """Documents (each already ending in EOS) streamed back to back into sequences."""
+def _sequence_starts(
+    flat: np.ndarray, doc_starts: np.ndarray, seq_len: int, window: int, boundary: np.ndarray
+) -> np.ndarray:
+    """Where each sequence begins in the document stream, cutting cleanly where the window allows.
+
+    A clean cut falls right after a boundary token or at a document start. Each sequence
+    ends at the last clean cut in its final `window` positions, else at seq_len tokens.
+    """
+    total = int(doc_starts[-1])
+    if not total:
+        return np.zeros(0, np.int64)
+    clean = np.union1d(np.flatnonzero(boundary[flat]) + 1, doc_starts)
+    starts = [0]
+    # One step per sequence: each start depends on where the previous sequence was cut.
+    while (end := starts[-1] + seq_len) < total:
+        last = int(clean[np.searchsorted(clean, end, side="right") - 1])
+        starts.append(last if last > end - window else end)
+    return np.array(starts, np.int64)
+
+
+def pack_concat(
+    flat: np.ndarray,
+    doc_lengths: np.ndarray,
+    seq_len: int,
+    pad_id: int,
+    window: int = 0,
+    boundary: np.ndarray | None = None,
+) -> Packed:
+    """Documents (each already ending in EOS) streamed back to back into sequences.
+
+    With `window` > 0, `boundary` (bool per token id) marks the tokens a document may be
+    cut after; window <= seq_len / 2 keeps every sequence at least half full.
+    """
     doc_starts = _doc_starts(doc_lengths)
     total = int(doc_starts[-1])
-    cuts = np.union1d(doc_starts[:-1], np.arange(0, total, seq_len, dtype=np.int64))
+    if window:
+        seq_starts = _sequence_starts(flat, doc_starts, seq_len, window, boundary)
+    else:
+        seq_starts = np.arange(0, total, seq_len, dtype=np.int64)
+    cuts = np.union1d(doc_starts[:-1], seq_starts)
     cuts = cuts[cuts < total]
     lengths = np.diff(np.append(cuts, total))
     document = np.searchsorted(doc_starts, cuts, side="right") - 1
-    segments = _segments(cuts, lengths, document, cuts - doc_starts[document])
-    return _assemble(flat, doc_lengths, segments, -(-total // seq_len), seq_len, pad_id)
+    sequence = np.searchsorted(seq_starts, cuts, side="right") - 1
+    start = sequence * seq_len + cuts - seq_starts[sequence]
+    segments = _segments(start, lengths, document, cuts - doc_starts[document])
+    return _assemble(flat, doc_lengths, segments, len(seq_starts), seq_len, pad_id)
 
 
 def _pieces(doc_lengths: np.ndarray, seq_len: int) -> tuple[np.ndarray, ...]:
@@ -197,10 +237,15 @@ def pack(
     pad_id: int,
     strategy: str,
     buffer: int,
+    window: int = 0,
+    boundary: np.ndarray | None = None,
 ) -> Packed:
-    """Documents of one shard (concatenated in `flat`) packed by `strategy`."""
+    """Documents of one shard (concatenated in `flat`) packed by `strategy`.
+
+    `window` and `boundary` shape concat's splits (see pack_concat).
+    """
     if strategy == "best_fit":
         return pack_best_fit(flat, doc_lengths, seq_len, pad_id, buffer)
     if strategy == "pad":
         return pack_pad(flat, doc_lengths, seq_len, pad_id)
-    return pack_concat(flat, doc_lengths, seq_len, pad_id)
+    return pack_concat(flat, doc_lengths, seq_len, pad_id, window, boundary)

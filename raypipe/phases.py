@@ -21,6 +21,7 @@ import ray.data
 from raypipe import checkpoint, mix
 from raypipe.accounting import merge_tallies, tally_block
 from raypipe.batch import alive
+from raypipe.boundary import boundary_table
 from raypipe.config import PipelineConfig, RayConfig
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
@@ -173,6 +174,9 @@ def pack(
             "strategy": cfg.pack.strategy,
             "buffer": cfg.pack.buffer_docs,
             "form": cfg.output.format,
+            "split_window": cfg.pack.split_window,
+            # Decided once from the vocabulary, shipped to every packing task.
+            "boundary": boundary_table(loaded) if cfg.pack.split_window else None,
         },
         batch_format="pyarrow",
     )

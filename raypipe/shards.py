@@ -66,7 +66,8 @@ def write_megatron(
     )
     return {
         "path": f"{SHARDS_DIR}/{name}",
-        "sequences": 0,
+        # Megatron's sequences are the .idx entries: one whole document each.
+        "sequences": len(doc_lengths),
         "tokens": len(flat),
         "documents": len(doc_lengths),
         "sha256": hashlib.sha256(data).hexdigest(),
@@ -141,11 +142,14 @@ def pack_and_write(
     strategy: str,
     buffer: int,
     form: str,
+    split_window: int = 0,
+    boundary: np.ndarray | None = None,
 ) -> pa.Table:
     """One shard from all documents assigned to it, published with its sidecar last.
 
     The sidecar (NAME.json) marks the shard complete: a resumed run reuses shards whose
-    sidecar carries the run's fingerprint.
+    sidecar carries the run's fingerprint. `split_window` and `boundary` (bool per token
+    id, raypipe.boundary) shape concat's splits.
     """
     group = group.take(pc.sort_indices(group, [("order", "ascending")]))
     flat = pc.list_flatten(group["tokens"]).to_numpy()
@@ -155,7 +159,7 @@ def pack_and_write(
     if form == "megatron":
         entry = write_megatron(output, shard_name(index), flat, doc_tokens, vocab_size)
     else:
-        packed = pack(flat, doc_tokens, seq_len, pad_id, strategy, buffer)
+        packed = pack(flat, doc_tokens, seq_len, pad_id, strategy, buffer, split_window, boundary)
         entry = write_shard(output, shard_name(index), packed, len(doc_tokens))
         stats["split_documents"] = packed.split_documents
     entry["stats"] = stats

@@ -79,10 +79,14 @@ def render(manifest: dict, report: dict) -> str:
         summary += [
             ("tokens", report["tokens"]),
             ("sequences", report["sequences"]),
-            ("sequence utilization", f"{report['sequence_utilization']:.4f}"),
             ("chars per token", f"{report['chars_per_token']:.2f}"),
             ("vocabulary used", f"{report['vocab_utilization']:.3f}"),
         ]
+        if report["sequence_utilization"] is not None:  # None: unpacked (megatron) output
+            summary += [
+                ("sequence utilization", f"{report['sequence_utilization']:.4f}"),
+                ("split documents", report["split_documents"]),
+            ]
     sources = manifest.get("sources", {})
     parts = [
         "<h2>Summary</h2>",

@@ -46,3 +46,7 @@ def test_megatron_run_is_read_by_megatron_core(local_ray, mini_corpus, tmp_path)
             assert doc[-1] == tokenizer.eos_id
             texts.append(tokenizer.tokenizer.decode(doc[:-1]))
     assert Counter(texts) == Counter(r["text"] for r in inputs(mini_corpus))
+    # Megatron's sequences are its .idx entries, one per document
+    assert manifest["sequences"] == manifest["documents_written"] == len(texts)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["sequence_utilization"] is None and report["pack_strategy"] is None

@@ -53,3 +53,14 @@ def test_yaml_file_errors(tmp_path):
     bad.write_text("input: [unclosed")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(bad)
+
+
+def test_split_window_is_bounded_by_seq_len_and_meant_for_concat():
+    base = {"input": {"paths": ["a"]}}
+    assert (
+        build_config(base, {"pack.seq_len": 128, "pack.split_window": 64}).pack.split_window == 64
+    )
+    with pytest.raises(ConfigError, match=r"pack: Value error, split_window: 65 is more than half"):
+        build_config(base, {"pack.seq_len": 128, "pack.split_window": 65})
+    with pytest.raises(ConfigError, match=r"split_window: applies to strategy concat, not pad"):
+        build_config(base, {"pack.strategy": "pad", "pack.split_window": 8})

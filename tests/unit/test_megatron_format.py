@@ -1,5 +1,7 @@
 """A megatron shard read back by the real megatron-core IndexedDataset."""
 
+import json
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -22,12 +24,13 @@ def test_megatron_core_reads_every_document_as_written(tmp_path, vocab_size):
             "group": [7] * len(docs),
         }
     )
-    pack_and_write(
+    written = pack_and_write(
         group, str(tmp_path), 64, vocab_size - 1, vocab_size, "fp", "concat", 16, "megatron"
     )
+    entry = json.loads(written["entry"][0].as_py())
     dataset = indexed_dataset.IndexedDataset(str(tmp_path / "shards" / shard_name(7)))
     written = [docs[i] for i in (3, 1, 2, 0)]
-    assert len(dataset) == len(written)
+    assert len(dataset) == len(written) == entry["sequences"] == entry["documents"]
     assert [dataset[i].tolist() for i in range(len(dataset))] == written
     assert dataset.index.dtype == (np.uint16 if vocab_size < 65_500 else np.int32)
     assert list(dataset.document_indices) == list(range(len(written) + 1))

@@ -1,4 +1,5 @@
-"""Packing strategies: every token placed once, boundaries exact, best_fit keeps documents whole."""
+"""Packing strategies: every token placed once, boundaries exact, best_fit keeps documents whole,
+concat's split window cuts right after a boundary token."""
 
 import numpy as np
 import pytest
@@ -20,6 +21,12 @@ def corpus(lengths: list[int]) -> np.ndarray:
 
 documents = st.lists(st.integers(1, 300), min_size=0, max_size=60)
 settings_ = settings(max_examples=150, deadline=None)
+# Boundary tables over the corpus' token ids: none, sparse or dense boundary tokens.
+boundaries = st.tuples(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.01, 0.1, 0.5]))
+
+
+def boundary_table(seed: int, density: float) -> np.ndarray:
+    return np.random.default_rng(seed).random(61 * 1000) < density
 
 
 @settings_
@@ -28,10 +35,16 @@ settings_ = settings(max_examples=150, deadline=None)
     st.integers(8, 128),
     st.sampled_from(["concat", "best_fit", "pad"]),
     st.integers(1, 16),
+    st.integers(0, 64),
+    boundaries,
 )
-def test_every_token_placed_once_and_documents_read_back(lengths, seq_len, strategy, buffer):
+def test_every_token_placed_once_and_documents_read_back(
+    lengths, seq_len, strategy, buffer, window, boundary
+):
     flat = corpus(lengths)
-    packed = pack(flat, np.array(lengths, np.int64), seq_len, PAD, strategy, buffer)
+    window = min(window, seq_len // 2) if strategy == "concat" else 0
+    n = np.array(lengths, np.int64)
+    packed = pack(flat, n, seq_len, PAD, strategy, buffer, window, boundary_table(*boundary))
     tokens = packed.tokens.reshape(-1)
     assert packed.tokens.shape[1] == seq_len
     assert packed.n_valid == len(flat)
@@ -103,3 +116,44 @@ def test_long_document_spans_sequences_in_order(strategy):
     packed = pack(corpus([25]), np.array([25]), 10, PAD, strategy, 4)
     assert packed.segments[:, LENGTH].tolist() == [10, 10, 5]
     assert packed.split_documents == 1
+
+
+@settings_
+@given(documents, st.integers(8, 128), st.integers(1, 64), boundaries)
+def test_concat_splits_right_after_the_last_boundary_in_the_window(
+    lengths, seq_len, window, boundary
+):
+    window, table = min(window, seq_len // 2), boundary_table(*boundary)
+    flat = corpus(lengths)
+    packed = pack(flat, np.array(lengths, np.int64), seq_len, PAD, "concat", 1, window, table)
+    # Each sequence holds the stream's next tokens from its first position, then padding.
+    filled = np.bincount(packed.segments[:, START] // seq_len, packed.segments[:, LENGTH])
+    filled = filled.astype(np.int64)
+    stream = np.concatenate([row[:n] for row, n in zip(packed.tokens, filled, strict=True)] or [[]])
+    assert stream.tolist() == flat.tolist()
+    doc_ends = set(np.cumsum(lengths).tolist())
+    start = 0
+    for n in filled[:-1].tolist():
+        end = start + seq_len
+        # A clean cut follows a boundary token or ends a document, in the last `window` places.
+        clean = [p + 1 for p in range(end - window, end) if table[flat[p]] or p + 1 in doc_ends]
+        assert start + n == (clean[-1] if clean else end)
+        start += n
+    assert len(filled) == 0 or 0 < filled[-1] <= seq_len and start + filled[-1] == len(flat)
+    assert packed.split_documents == sum(
+        len({int(s) // seq_len for s in packed.segments[packed.segments[:, DOCUMENT] == d, START]})
+        > 1
+        for d in range(len(lengths))
+    )
+
+
+def test_concat_window_moves_a_crossing_document_to_the_next_sequence():
+    # Document 0 ends with position 6 of 10, inside a window of 4 (positions 6-9): document
+    # 1 starts the next sequence whole instead of being split 3 + 2. A window of 3 misses it.
+    lengths = np.array([7, 5])
+    none = np.zeros(61 * 1000, bool)
+    clean = pack(corpus([7, 5]), lengths, 10, PAD, "concat", 1, 4, none)
+    assert clean.split_documents == 0
+    assert clean.segments[:, START].tolist() == [0, 10]
+    assert clean.n_valid / clean.tokens.size == 12 / 20
+    assert pack(corpus([7, 5]), lengths, 10, PAD, "concat", 1, 3, none).split_documents == 1
