@@ -3,9 +3,14 @@
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 
+from raypipe import shards
+from raypipe.boundary import boundary_table
 from raypipe.loader import Loader, ray_dataset
+from raypipe.pack import DOCUMENT, LENGTH, START
+from raypipe.tokenizer import load_tokenizer
 from tests.integration.test_pipeline import decoded_documents, inputs, run
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -50,3 +55,21 @@ def test_megatron_run_is_read_by_megatron_core(local_ray, mini_corpus, tmp_path)
     assert manifest["sequences"] == manifest["documents_written"] == len(texts)
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["sequence_utilization"] is None and report["pack_strategy"] is None
+
+
+def test_concat_split_window_run_cuts_documents_after_boundaries(local_ray, mini_corpus, tmp_path):
+    manifest = run(mini_corpus, tmp_path, **RAW, **{"pack.split_window": 64})
+    assert Counter(decoded_documents(tmp_path)) == Counter(r["text"] for r in inputs(mini_corpus))
+    table = boundary_table(load_tokenizer("gpt2"))
+    seq_len, cut_early, split = manifest["seq_len"], 0, 0
+    for shard in shards.open(str(tmp_path)):
+        segments = np.asarray(shard.segments)
+        filled = np.bincount(segments[:, START] // seq_len, segments[:, LENGTH]).astype(int)
+        short = np.flatnonzero(filled[:-1] < seq_len)  # sequences cut before their end
+        assert (filled[short] > seq_len - 64).all()
+        assert table[np.asarray(shard.tokens)[short, filled[short] - 1]].all()
+        cut_early += len(short)
+        split += int(np.count_nonzero(np.bincount(segments[:, DOCUMENT]) > 1))
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert cut_early and report["split_documents"] == split
+    assert report["sequence_utilization"] == manifest["tokens"] / (manifest["sequences"] * seq_len)
