@@ -90,7 +90,9 @@ def _sequence_starts(
     total = int(doc_starts[-1])
     if not total:
         return np.zeros(0, np.int64)
-    clean = np.union1d(np.flatnonzero(boundary[flat]) + 1, doc_starts)
+    # Two sorted runs merged (repeats are harmless to the search): numpy 2.x np.union1d
+    # hashes, and took 25x the time of the whole packing on 240k boundaries of a book.
+    clean = np.sort(np.concatenate([np.flatnonzero(boundary[flat]) + 1, doc_starts]), kind="stable")
     starts = [0]
     # One step per sequence: each start depends on where the previous sequence was cut.
     while (end := starts[-1] + seq_len) < total:
