@@ -79,7 +79,7 @@ def build_manifest(
         if cfg.output.format == "native":
             report["pack_strategy"] = cfg.pack.strategy
         else:  # megatron: one sequence per whole document, packed by Megatron at training time
-            report.update(pack_strategy=None, sequence_utilization=None)
+            report.update(pack_strategy=None, sequence_utilization=None, split_documents=None)
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],

@@ -54,7 +54,8 @@ def test_megatron_run_is_read_by_megatron_core(local_ray, mini_corpus, tmp_path)
     # Megatron's sequences are its .idx entries, one per document
     assert manifest["sequences"] == manifest["documents_written"] == len(texts)
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["sequence_utilization"] is None and report["pack_strategy"] is None
+    assert report["pack_strategy"] is report["sequence_utilization"] is None
+    assert report["split_documents"] is None
 
 
 def test_concat_split_window_run_cuts_documents_after_boundaries(local_ray, mini_corpus, tmp_path):
