@@ -51,3 +51,14 @@ def test_labels_are_escaped():
     manifest = {**MANIFEST, "rejected": {"<b>x</b>": 1}}
     page = render(manifest, {"languages": {}, "length_bins": [0] * 32})
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_packing_figures_only_for_packed_output():
+    tokens = {"tokens": 900, "sequences": 3, "chars_per_token": 4.0, "vocab_utilization": 0.1}
+    base = {"languages": {}, "length_bins": [0] * 32, **tokens}
+    packed = render(MANIFEST, {**base, "sequence_utilization": 0.9375, "split_documents": 2})
+    assert "<td>sequence utilization</td><td>0.9375</td>" in packed
+    assert "<td>split documents</td><td>2</td>" in packed
+    megatron = render(MANIFEST, {**base, "sequence_utilization": None, "split_documents": None})
+    assert "<td>sequences</td><td>3</td>" in megatron
+    assert "utilization</td>" not in megatron and "split documents" not in megatron
