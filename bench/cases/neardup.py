@@ -112,7 +112,7 @@ def raypipe_dedup(path: Path) -> tuple[dict[str, str], dict]:
     """Read the JSONL file, sign, cluster, remove: {removed id: keeper id}, statistics."""
     rows = [json.loads(line) for line in path.open()]
     keys, sign = DedupKeys(DedupConfig()), Signatures(CFG)
-    removed, stats = near_duplicates_here((sign(keys(b)) for b in batches(rows)), CFG)
+    removed, stats = near_duplicates_here([sign(keys(b)) for b in batches(rows)], CFG)
     return dict(
         zip(removed["id"].to_pylist(), removed["duplicate_of"].to_pylist(), strict=True)
     ), stats

@@ -117,6 +117,42 @@ class MinHasher:
         return key
 
 
+def shingle_sets(texts: Texts, ngram: int) -> tuple[np.ndarray, np.ndarray]:
+    """(shingles per document, their distinct hashes: each document's sorted, one after another)."""
+    shingles, doc = shingle_hashes(texts, ngram)
+    order = np.lexsort((shingles, doc))
+    shingles, doc = shingles[order], doc[order]
+    distinct = np.r_[True, (shingles[1:] != shingles[:-1]) | (doc[1:] != doc[:-1])]
+    return np.bincount(doc[distinct], minlength=len(texts)), shingles[distinct]
+
+
+def spans(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions of the spans flat[start : start + count], index of the span of each)."""
+    span = np.repeat(np.arange(len(counts)), counts)
+    ends = np.cumsum(counts)
+    return np.repeat(starts - (ends - counts), counts) + np.arange(
+        ends[-1] if len(ends) else 0
+    ), span
+
+
+def set_jaccard(
+    flat: np.ndarray, starts: np.ndarray, counts: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> np.ndarray:
+    """Exact Jaccard of the pairs of sets (a[i], b[i]); set k is flat[starts[k]:][:counts[k]].
+
+    Sets hold distinct values, so a value seen twice within one pair is in both sets.
+    """
+    positions_a, pair_a = spans(starts[a], counts[a])
+    positions_b, pair_b = spans(starts[b], counts[b])
+    pair = np.concatenate([pair_a, pair_b])
+    value = flat[np.concatenate([positions_a, positions_b])]
+    order = np.lexsort((value, pair))
+    pair, value = pair[order], value[order]
+    twice = (pair[1:] == pair[:-1]) & (value[1:] == value[:-1])
+    common = np.bincount(pair[1:][twice], minlength=len(a))
+    return common / np.maximum(1, counts[a] + counts[b] - common)
+
+
 def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Share of equal minima between rows of two [n, permutations] signature arrays."""
     return (a == b).mean(axis=1)
