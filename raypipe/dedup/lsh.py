@@ -51,7 +51,6 @@ from raypipe.runtime import cluster_cpus
 
 SIZE_BINS = (2, 3, 5, 9, 17, 33, 65, 129)  # cluster sizes 2, 3-4, 5-8, ..., 129+
 BUCKET_HEADS = 3
-VERIFY_EDGES = 4096  # edges compared at once: bounds the buffers of their shingles
 
 
 def owner_of(values: np.ndarray, shards: int) -> np.ndarray:
@@ -182,11 +181,8 @@ class LshShard:
             base += len(flat)
         flat = np.concatenate([part[1] for part in shingles_by_owner])
         ends = np.searchsorted(self.endpoints, self.edges)
-        similar = [np.empty(0)] + [
-            set_jaccard(flat, starts, counts, *ends[at : at + VERIFY_EDGES].T)
-            for at in range(0, len(ends), VERIFY_EDGES)
-        ]
-        self.edges = self.edges[np.concatenate(similar) >= self.threshold]
+        similar = set_jaccard(flat, starts, counts, ends[:, 0], ends[:, 1])
+        self.edges = self.edges[similar >= self.threshold]
         self.endpoints = np.unique(self.edges)
         self.endpoint_owner = owner_of(self.endpoints, self.shards)
         return len(self.edges)

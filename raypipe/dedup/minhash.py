@@ -24,6 +24,10 @@ CHUNK_SHINGLES = 4096  # shingles permuted at once: bounds the [chunk, permutati
 SHINGLE_MIX = np.uint64(0x9E3779B97F4A7C15)
 PERMUTATION_SEED = 0x6D696E68617368
 EMPTY = np.iinfo(np.uint64).max
+SET_BITS = 48  # bits of a shingle set member; the 16 above index a document or a pair
+GROUPS = 1 << (64 - SET_BITS)
+MEMBER = np.uint64((1 << SET_BITS) - 1)
+JACCARD_MEMBERS = 1 << 22  # members of pairs sorted at once in set_jaccard (32 MB of keys)
 
 
 def mix64(h: np.ndarray) -> np.ndarray:
@@ -117,22 +121,35 @@ class MinHasher:
         return key
 
 
+def _tagged(groups: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """One sortable key per (group, member): the group above the member's SET_BITS."""
+    return (groups.astype(np.uint64) << np.uint64(SET_BITS)) | members
+
+
 def shingle_sets(texts: Texts, ngram: int) -> tuple[np.ndarray, np.ndarray]:
-    """(shingles per document, their distinct hashes: each document's sorted, one after another)."""
+    """(size of each document's shingle set, the sets' members one set after another).
+
+    Members are the top SET_BITS bits of the shingle hashes, so that one sort key holds a
+    document's index and its shingle (sets of a million shingles collide with odds ~2^-10).
+    """
     shingles, doc = shingle_hashes(texts, ngram)
-    order = np.lexsort((shingles, doc))
-    shingles, doc = shingles[order], doc[order]
-    distinct = np.r_[True, (shingles[1:] != shingles[:-1]) | (doc[1:] != doc[:-1])]
-    return np.bincount(doc[distinct], minlength=len(texts)), shingles[distinct]
+    members = shingles >> np.uint64(64 - SET_BITS)
+    counts, parts = np.zeros(len(texts), np.int64), []
+    for first in range(0, len(texts), GROUPS):
+        lo, hi = np.searchsorted(doc, [first, first + GROUPS])  # a document's shingles are together
+        keys = np.unique(_tagged(doc[lo:hi] - first, members[lo:hi]))
+        groups = (keys >> np.uint64(SET_BITS)).astype(np.int64)
+        counts[first : first + GROUPS] = np.bincount(groups, minlength=GROUPS)[: len(texts) - first]
+        parts.append(keys & MEMBER)
+    return counts, np.concatenate(parts) if parts else np.empty(0, np.uint64)
 
 
 def spans(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(positions of the spans flat[start : start + count], index of the span of each)."""
     span = np.repeat(np.arange(len(counts)), counts)
     ends = np.cumsum(counts)
-    return np.repeat(starts - (ends - counts), counts) + np.arange(
-        ends[-1] if len(ends) else 0
-    ), span
+    offsets = np.repeat(starts - (ends - counts), counts)
+    return offsets + np.arange(len(offsets)), span
 
 
 def set_jaccard(
@@ -140,16 +157,24 @@ def set_jaccard(
 ) -> np.ndarray:
     """Exact Jaccard of the pairs of sets (a[i], b[i]); set k is flat[starts[k]:][:counts[k]].
 
-    Sets hold distinct values, so a value seen twice within one pair is in both sets.
+    Sets hold distinct members, so a (pair, member) key seen twice is in both sets of the
+    pair. Pairs go JACCARD_MEMBERS members (and at most GROUPS pairs) per sort.
     """
-    positions_a, pair_a = spans(starts[a], counts[a])
-    positions_b, pair_b = spans(starts[b], counts[b])
-    pair = np.concatenate([pair_a, pair_b])
-    value = flat[np.concatenate([positions_a, positions_b])]
-    order = np.lexsort((value, pair))
-    pair, value = pair[order], value[order]
-    twice = (pair[1:] == pair[:-1]) & (value[1:] == value[:-1])
-    common = np.bincount(pair[1:][twice], minlength=len(a))
+    sizes = np.cumsum(counts[a] + counts[b])
+    common = np.zeros(len(a), np.int64)
+    lo = 0
+    while lo < len(a):
+        taken = sizes[lo - 1] if lo else 0
+        hi = min(lo + GROUPS, max(lo + 1, int(np.searchsorted(sizes, taken + JACCARD_MEMBERS))))
+        keys = []
+        for side in (a[lo:hi], b[lo:hi]):
+            positions, pair = spans(starts[side], counts[side])
+            keys.append(_tagged(pair, flat[positions]))
+        key = np.sort(np.concatenate(keys))
+        twice = key[1:][key[1:] == key[:-1]]
+        pairs = (twice >> np.uint64(SET_BITS)).astype(np.int64)
+        common[lo:hi] = np.bincount(pairs, minlength=hi - lo)
+        lo = hi
     return common / np.maximum(1, counts[a] + counts[b] - common)
 
 
