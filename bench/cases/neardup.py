@@ -226,7 +226,7 @@ def planted_accuracy(rows, planted, removed_by: dict[str, dict]) -> tuple[str, n
 
 def s_curve(rows, planted, exact: np.ndarray) -> str:
     by_id = {r["id"]: r["text"] for r in rows}
-    hasher = MinHasher(CFG)
+    hasher = MinHasher.of(CFG)
     originals, _ = hasher.signatures([by_id[p["of"]] for p in planted])
     copies, _ = hasher.signatures([p["text"] for p in planted])
     candidate = (hasher.band_keys(originals) == hasher.band_keys(copies)).any(axis=1)
@@ -309,7 +309,7 @@ def gutenberg_pairs() -> str:
 def signature_speed(rows: list[dict]) -> Measurement:
     texts = [r["text"] for r in rows]
     mb = sum(len(t.encode()) for t in texts) / 1e6
-    hasher = MinHasher(CFG)
+    hasher = MinHasher.of(CFG)
     result = Measurement("raypipe signatures", mb, note="1 core, 14x8 permutations")
     hasher.signatures(texts[:BATCH])
     for _ in range(2):

@@ -408,7 +408,7 @@ def near_duplicates_here(
     `batches` hold uid, id, source, rank, minhash and text (the document stages' output);
     verification reads them a second time.
     """
-    hasher = MinHasher(cfg)
+    hasher = MinHasher.of(cfg)
     pool = [LshShard(j, shards, cfg.threshold if cfg.verify else None) for j in range(shards)]
     for batch in batches:
         for shard, part in zip(pool, route(batch, hasher, shards), strict=True):
@@ -457,7 +457,7 @@ class ShardActor(LshShard):
 
 
 def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
-    parts = route(batch, MinHasher(cfg), len(pool))
+    parts = route(batch, MinHasher.of(cfg), len(pool))
     added = ray.get([shard.add.remote(*part) for shard, part in zip(pool, parts, strict=True)])
     return pa.table({"documents": [sum(added)]})
 

@@ -61,31 +61,49 @@ def word_hashes(texts: Texts) -> tuple[np.ndarray, np.ndarray]:
     return hashed[encoded.indices.to_numpy()], doc.to_numpy().astype(np.int64)
 
 
-def shingle_hashes(texts: Texts, ngram: int) -> tuple[np.ndarray, np.ndarray]:
-    """(64-bit hash of every word n-gram, index of its document).
+def shingle_hashes(
+    texts: Texts, ngram: int, short_texts: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """(64-bit hash of every word n-gram, index of its document), in document order.
 
-    A document with fewer than `ngram` words has no shingle: it is never a candidate.
+    A document with fewer than `ngram` words has no shingle (it is never a candidate),
+    unless `short_texts`: then its words, if any, make one shingle.
     """
     words, doc = word_hashes(texts)
-    count = len(words) - ngram + 1
-    if count <= 0:
-        return np.empty(0, np.uint64), np.empty(0, np.int64)
+    count = max(0, len(words) - ngram + 1)
     h = words[:count].copy()
     for j in range(1, ngram):
         h = h * SHINGLE_MIX + words[j : j + count]
     inside = doc[:count] == doc[ngram - 1 : ngram - 1 + count]
-    return mix64(h[inside]), doc[:count][inside]
+    h, doc_of = h[inside], doc[:count][inside]
+    lengths = np.bincount(doc, minlength=len(texts))
+    short = np.flatnonzero((lengths > 0) & (lengths < ngram)) if short_texts else []
+    if len(short):
+        # The same polynomial over the words there are: one shingle per short document.
+        first, length = (np.cumsum(lengths) - lengths)[short], lengths[short]
+        whole = np.zeros(len(short), np.uint64)
+        for j in range(ngram - 1):
+            word = words[np.minimum(first + j, len(words) - 1)]
+            whole = np.where(j < length, whole * SHINGLE_MIX + word, whole)
+        order = np.argsort(np.concatenate([doc_of, short]), kind="stable")
+        h, doc_of = np.concatenate([h, whole])[order], np.concatenate([doc_of, short])[order]
+    return mix64(h), doc_of
 
 
 class MinHasher:
-    """The permutations of one configuration: fixed, so signatures of any run compare."""
+    """bands x rows fixed permutations of `ngram`-word shingles: signatures of any run
+    compare. `short_texts`: see `shingle_hashes`."""
 
-    def __init__(self, cfg: NearDedupConfig):
-        self.ngram, self.bands, self.rows = cfg.ngram, cfg.bands, cfg.rows
+    def __init__(self, ngram: int, bands: int, rows: int = 1, short_texts: bool = False):
+        self.ngram, self.bands, self.rows, self.short_texts = ngram, bands, rows, short_texts
         rng = np.random.default_rng(PERMUTATION_SEED)
-        perms = cfg.bands * cfg.rows
+        perms = bands * rows
         self.a = rng.integers(0, EMPTY, perms, np.uint64, endpoint=True) | np.uint64(1)
         self.b = rng.integers(0, EMPTY, perms, np.uint64, endpoint=True)
+
+    @classmethod
+    def of(cls, cfg: NearDedupConfig) -> MinHasher:
+        return cls(cfg.ngram, cfg.bands, cfg.rows)
 
     @property
     def permutations(self) -> int:
@@ -93,7 +111,7 @@ class MinHasher:
 
     def signatures(self, texts: Texts) -> tuple[np.ndarray, np.ndarray]:
         """([docs, permutations] uint32 signatures, mask of documents that have shingles)."""
-        shingles, doc = shingle_hashes(texts, self.ngram)
+        shingles, doc = shingle_hashes(texts, self.ngram, self.short_texts)
         # Permutations along rows, shingles along columns: numpy's fast direction for both
         # the product and the per-document minimum.
         minima = np.full((self.permutations, len(texts)), EMPTY, np.uint64)
@@ -212,7 +230,7 @@ class Signatures:
     name = "minhash"
 
     def __init__(self, cfg: NearDedupConfig):
-        self.hasher = MinHasher(cfg)
+        self.hasher = MinHasher.of(cfg)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         live = alive(batch)

@@ -73,7 +73,7 @@ def test_short_and_rejected_documents_have_no_signature():
 
 def test_estimated_jaccard_tracks_the_true_jaccard():
     rng = np.random.default_rng(3)
-    hasher = MinHasher(NEAR)
+    hasher = MinHasher.of(NEAR)
     errors = []
     for fraction in np.linspace(0.0, 0.25, 26):
         a = " ".join(words(rng, 500))
@@ -86,7 +86,7 @@ def test_estimated_jaccard_tracks_the_true_jaccard():
 
 def test_signatures_do_not_depend_on_batching():
     texts = [" ".join(words(np.random.default_rng(i), 60)) for i in range(6)]
-    hasher = MinHasher(NEAR)
+    hasher = MinHasher.of(NEAR)
     whole, _ = hasher.signatures(texts)
     halves = np.concatenate([hasher.signatures(texts[:2])[0], hasher.signatures(texts[2:])[0]])
     assert (whole == halves).all()
