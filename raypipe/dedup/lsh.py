@@ -117,9 +117,11 @@ class LshShard:
         return len(uids)
 
     def footprint(self) -> int:
-        """Bytes held for band entries and documents (during ingestion: the steady state)."""
-        bands = sum(array.nbytes for part in self.band_parts for array in part)
-        return bands + sum(table.nbytes for table in self.node_parts)
+        """Bytes held for band entries, documents and shingle sets not yet sealed or sent
+        (at the end of ingestion: the band tables; after the rereading: the shingle sets)."""
+        parts = [*self.band_parts, *self.shingle_parts]
+        held = sum(array.nbytes for part in parts for array in part)
+        return held + sum(table.nbytes for table in self.node_parts)
 
     def seal(self) -> int:
         """End of ingestion: index the documents, turn buckets into edges; return edges."""
@@ -352,15 +354,17 @@ def send_shingles(batch: pa.Table, pool: list, call: Call, wait: Wait, ngram: in
     return sum(wait(sent))
 
 
-def components(pool: list, call: Call, wait: Wait, reread: Callable[[], Any] | None) -> dict:
+def components(pool: list, call: Call, wait: Wait, reread: Callable[[], int] | None) -> dict:
     """Edges from buckets, verified if `reread` sends the candidates' shingle sets to their
-    owners (see `send_shingles`), then labels until none changes."""
+    owners (see `send_shingles`) and returns how many, then labels until none changes."""
     n = len(pool)
     edges = sum(wait([call(shard, "seal", 1) for shard in pool]))
     _listen(pool, call, wait)
     verified = edges
+    stats = {"candidate_documents": 0, "shingle_bytes": 0}
     if reread is not None and edges:
-        reread()
+        stats["candidate_documents"] = reread()
+        stats["shingle_bytes"] = sum(wait([call(shard, "footprint", 1) for shard in pool]))
         shingles = [call(owner, "shingles_for", n) for owner in pool]
         checks = [call(s, "verify", 1, *[sh[i] for sh in shingles]) for i, s in enumerate(pool)]
         verified = sum(wait(checks))
@@ -377,7 +381,7 @@ def components(pool: list, call: Call, wait: Wait, reread: Callable[[], Any] | N
             call(owner, "update", 1, *[p[j] for p in proposals]) for j, owner in enumerate(pool)
         ]
         changed = sum(wait(updates))
-    return {"candidate_edges": edges, "edges": verified, "rounds": rounds}
+    return {"candidate_edges": edges, "edges": verified, "rounds": rounds, **stats}
 
 
 def removals(pool: list, call: Call, finish: str, *args: Any) -> list:
@@ -421,9 +425,8 @@ def near_duplicates_here(
     def call(shard: LshShard, method: str, n: int, *args: Any) -> Any:
         return getattr(shard, method)(*args)
 
-    def reread() -> None:
-        for batch in batches:
-            send_shingles(batch, pool, call, same, cfg.ngram)
+    def reread() -> int:
+        return sum(send_shingles(batch, pool, call, same, cfg.ngram) for batch in batches)
 
     def same(values: list) -> list:
         return values
@@ -496,10 +499,10 @@ def _cluster(
         )
     held = sum(ray.get([shard.footprint.remote() for shard in pool]))
 
-    def reread() -> None:
+    def reread() -> int:
         texts = ray.data.read_parquet(clean_dir, columns=["uid", "text"])
         kwargs = {"pool": pool, "cfg": cfg}
-        _total(texts.map_batches(_send_shingles, fn_kwargs=kwargs, batch_format="pyarrow"))
+        return _total(texts.map_batches(_send_shingles, fn_kwargs=kwargs, batch_format="pyarrow"))
 
     stats = components(pool, _ray_call, ray.get, reread if cfg.verify else None)
     stats["shard_bytes"] = held
