@@ -414,7 +414,7 @@ def memory(stats: dict, documents: int, seconds: float, mb: float) -> str:
         "id and source); sealing a shard sorts its band entries into edges and drops them. "
         f"Verification then holds the shingle sets of the {candidates:,} documents at an end of "
         f"a candidate edge ({candidates / documents:.1%} of all, "
-        f"{stats['shingle_bytes'] / max(1, candidates):,.0f} B each at 8 B per distinct shingle):"
+        f"{stats['shingle_bytes'] / max(1, candidates):,.0f} B each at 4 B per distinct shingle):"
         f" {verifying:,.0f} B per document of this corpus, a figure that grows with its share "
         "of near-duplicates.",
         "",

@@ -228,7 +228,7 @@ class LshShard:
 
     def shingles_for(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each edge shard, its endpoints' shingle sets; then forgets them."""
-        parts = self.shingle_parts or [(np.empty(0, np.int64),) * 2 + (np.empty(0, np.uint64),)]
+        parts = self.shingle_parts or [(np.empty(0, np.int64),) * 2 + (np.empty(0, np.uint32),)]
         uids, counts, flat = map(np.concatenate, zip(*parts, strict=True))
         self.shingle_parts = []
         starts = np.cumsum(counts) - counts

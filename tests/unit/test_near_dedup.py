@@ -144,13 +144,13 @@ def test_shingle_sets_hold_each_documents_distinct_shingles():
     texts = ["a b c a b c a b c", "too short", "x y z w"]
     counts, flat = shingle_sets(texts, 3)
     assert counts.tolist() == [3, 0, 2]  # abc, bca, cab; none; xyz, yzw
-    expected = [set((shingle_hashes([t], 3)[0] >> np.uint64(16)).tolist()) for t in texts]
+    expected = [set((shingle_hashes([t], 3)[0] >> np.uint64(32)).tolist()) for t in texts]
     assert [set(flat[:3].tolist()), set(), set(flat[3:].tolist())] == expected
 
 
 def test_set_jaccard_is_exact():
     rng = np.random.default_rng(5)
-    sets = [np.unique(rng.integers(0, 60, size)).astype(np.uint64) for size in (40, 1, 30, 55)]
+    sets = [np.unique(rng.integers(0, 60, size)).astype(np.uint32) for size in (40, 1, 30, 55)]
     counts = np.array([len(s) for s in sets])
     flat = np.concatenate(sets)
     a, b = np.array([0, 0, 2, 3, 1]), np.array([2, 3, 3, 3, 0])
