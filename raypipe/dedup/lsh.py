@@ -170,8 +170,8 @@ class LshShard:
     def verify(self, *shingles_by_owner: tuple[np.ndarray, np.ndarray]) -> int:
         """Keep only edges whose exact shingle Jaccard reaches the threshold; return edges.
 
-        Each owner's part is (shingles per endpoint, their hashes one set after another),
-        aligned with `requests`.
+        Each owner's part is (set size per endpoint, the sets' members one after another),
+        aligned with `requests` (see `minhash.shingle_sets`).
         """
         counts = np.zeros(len(self.endpoints), np.int64)
         starts = np.zeros(len(self.endpoints), np.int64)
@@ -237,12 +237,12 @@ class LshShard:
         answers = []
         for positions in self.asked:
             wanted = self.uid[positions]
-            at = np.searchsorted(known, wanted)
-            if not np.array_equal(known[np.minimum(at, len(known) - 1)], wanted):
+            if not np.isin(wanted, known).all():
                 raise RuntimeError(
                     f"near-duplicate shard {self.index}: no shingles for some candidate "
                     "documents (their texts were not read again)"
                 )
+            at = np.searchsorted(known, wanted)
             answers.append((counts[at], flat[spans(starts[at], counts[at])[0]]))
         return answers
 

@@ -7,7 +7,13 @@ import pytest
 from raypipe.batch import reject
 from raypipe.config import DedupConfig, NearDedupConfig
 from raypipe.dedup.exact import DedupKeys
-from raypipe.dedup.lsh import BUCKET_HEADS, bucket_edges, near_duplicates_here, size_histogram
+from raypipe.dedup.lsh import (
+    BUCKET_HEADS,
+    LshShard,
+    bucket_edges,
+    near_duplicates_here,
+    size_histogram,
+)
 from raypipe.dedup.minhash import (
     MinHasher,
     Signatures,
@@ -176,6 +182,17 @@ def test_verification_links_by_exact_jaccard_on_either_side_of_the_threshold():
     assert 0 < sum(truth) < len(truth)
     removed, _ = near_duplicates_here([signed(texts, DedupConfig(near=loose))], loose, shards=3)
     assert removed["uid"].to_pylist() == [2 * k + 1 for k, near in enumerate(truth) if near]
+
+
+def test_a_candidate_whose_text_was_not_read_again_is_a_clear_error():
+    shard = LshShard(0, 1, 0.8)
+    nodes = pa.table({"uid": [1, 2], "rank": [1, 2], "id": ["a", "b"], "source": ["s", "s"]})
+    shard.add((np.array([9, 9], np.uint64), np.array([1, 2]), np.array([1, 2])), nodes)
+    assert shard.seal() == 1
+    shard.listen(*shard.requests())
+    shard.add_shingles(np.array([1]), np.array([2]), np.array([5, 6], np.uint32))
+    with pytest.raises(RuntimeError, match="no shingles for some candidate documents"):
+        shard.shingles_for()
 
 
 def test_cluster_size_histogram():
