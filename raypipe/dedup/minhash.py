@@ -7,6 +7,9 @@ combined from word hashes with numpy, and every permutation `a*x + b` (mod 2^64,
 a bijection of the hash space) is applied to all shingles of a chunk at once. The
 signature keeps the top 32 bits of each minimum: collisions of distinct minima stay at
 2^-32, and a signature of 112 permutations is 448 bytes.
+
+Verifying a candidate pair needs no signature: `shingle_sets` gives documents' distinct
+shingles and `set_jaccard` the exact Jaccard of many pairs of them with one sort.
 """
 
 from __future__ import annotations
