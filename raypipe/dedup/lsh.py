@@ -63,7 +63,8 @@ def bucket_edges(keys: np.ndarray, uids: np.ndarray, ranks: np.ndarray) -> np.nd
     bucket's BUCKET_HEADS smallest members that come before it, without repeats."""
     order = np.lexsort((uids, ranks, keys))
     keys, uids = keys[order], uids[order]
-    again = np.r_[False, (keys[1:] == keys[:-1]) & (uids[1:] == uids[:-1])]  # a retried batch
+    again = np.zeros(len(keys), bool)  # the same entry twice: a retried batch
+    again[1:] = (keys[1:] == keys[:-1]) & (uids[1:] == uids[:-1])
     keys, uids = keys[~again], uids[~again]
     first = np.r_[True, keys[1:] != keys[:-1]]
     start = np.maximum.accumulate(np.where(first, np.arange(len(keys)), 0))
@@ -343,6 +344,8 @@ def send_shingles(batch: pa.Table, pool: list, call: Call, wait: Wait, ngram: in
         [call(shard, "wants", 1, uid[rows]) for shard, rows in zip(pool, mine, strict=True)]
     )
     picks = [rows[w] for rows, w in zip(mine, wanted, strict=True)]
+    if not any(map(len, picks)):
+        return 0
     counts, flat = shingle_sets(batch["text"].take(pa.array(np.concatenate(picks))), ngram)
     sent, at = [], 0
     ends = np.cumsum([len(rows) for rows in picks])

@@ -153,7 +153,9 @@ def shingle_sets(texts: Texts, ngram: int) -> tuple[np.ndarray, np.ndarray]:
     """
     shingles, doc = shingle_hashes(texts, ngram)
     keys = np.sort(_tagged(doc, shingles >> np.uint64(32)))
-    keys = keys[np.r_[True, keys[1:] != keys[:-1]]]  # np.unique hashes: slower here
+    distinct = np.ones(len(keys), bool)  # np.unique hashes: slower here
+    distinct[1:] = keys[1:] != keys[:-1]
+    keys = keys[distinct]
     counts = np.bincount((keys >> np.uint64(32)).astype(np.int64), minlength=len(texts))
     return counts, keys.astype(np.uint32)
 

@@ -152,6 +152,9 @@ def test_shingle_sets_hold_each_documents_distinct_shingles():
     assert counts.tolist() == [3, 0, 2]  # abc, bca, cab; none; xyz, yzw
     expected = [set((shingle_hashes([t], 3)[0] >> np.uint64(32)).tolist()) for t in texts]
     assert [set(flat[:3].tolist()), set(), set(flat[3:].tolist())] == expected
+    for none in ([], ["too short"]):
+        counts, flat = shingle_sets(none, 3)
+        assert counts.tolist() == [0] * len(none) and len(flat) == 0
 
 
 def test_set_jaccard_is_exact():
