@@ -480,10 +480,12 @@ class NearDedupConfig(Section):
         0.8,
         gt=0,
         le=1,
-        description="With verify, candidate pairs below this estimated Jaccard are not linked",
+        description="With verify, candidate pairs below this exact shingle Jaccard are not linked",
     )
     verify: bool = Field(
-        True, description="Check candidates' estimated Jaccard (removes banding false positives)"
+        True,
+        description="Check candidates' exact shingle Jaccard (removes banding false positives; "
+        "rereads the candidates' texts)",
     )
 
 

@@ -3,10 +3,17 @@
 Every shard (one Ray actor, see `near_duplicates`) plays two parts:
 
 * bucket table: it owns the band keys that hash to it. Inside a bucket, each member is
-  linked to the bucket's smallest member (by keeper order), so a bucket of n documents
-  gives n - 1 edges, never n^2 pairs. Edges stay on the shard that found them.
+  linked to the bucket's BUCKET_HEADS smallest members (by keeper order), so a bucket of
+  n documents gives fewer than BUCKET_HEADS * n edges, never n^2 pairs. More than one
+  head keeps a member whose edge to the first head fails verification connected through
+  the others. Edges stay on the shard that found them.
 * node owner: it owns the documents whose uid hashes to it: their keeper order
-  (rank, uid), their current label and, for verification, their signature.
+  (rank, uid) and their current label.
+
+Verification is exact: once the buckets have given their edges, the documents at either
+end of an edge are read again and their shingle sets (and only theirs) go to their owners;
+each edge shard then keeps the edges whose exact shingle Jaccard reaches the threshold. A
+signature estimate would err by ~0.04 around the threshold with 112 permutations.
 
 Components come from min-label propagation: each round, every edge shard reads its
 endpoints' labels from their owners, proposes the smaller label of each edge to both
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,11 +38,19 @@ import ray
 import ray.data
 
 from raypipe.config import NearDedupConfig
-from raypipe.dedup.minhash import MinHasher, estimated_jaccard, mix64, signature_array
+from raypipe.dedup.minhash import (
+    MinHasher,
+    mix64,
+    set_jaccard,
+    shingle_sets,
+    signature_array,
+    spans,
+)
 from raypipe.io import storage
 from raypipe.runtime import cluster_cpus
 
 SIZE_BINS = (2, 3, 5, 9, 17, 33, 65, 129)  # cluster sizes 2, 3-4, 5-8, ..., 129+
+BUCKET_HEADS = 3
 
 
 def owner_of(values: np.ndarray, shards: int) -> np.ndarray:
@@ -44,15 +59,22 @@ def owner_of(values: np.ndarray, shards: int) -> np.ndarray:
 
 
 def bucket_edges(keys: np.ndarray, uids: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """[edges, 2] (member uid, smallest member uid) of every bucket, without repeats."""
+    """[edges, 2] (member uid, head uid): every member of a bucket linked to each of the
+    bucket's BUCKET_HEADS smallest members that come before it, without repeats."""
     order = np.lexsort((uids, ranks, keys))
     keys, uids = keys[order], uids[order]
+    again = np.zeros(len(keys), bool)  # the same entry twice: a retried batch
+    again[1:] = (keys[1:] == keys[:-1]) & (uids[1:] == uids[:-1])
+    keys, uids = keys[~again], uids[~again]
     first = np.r_[True, keys[1:] != keys[:-1]]
-    head = uids[np.maximum.accumulate(np.where(first, np.arange(len(keys)), 0))]
-    linked = ~first & (uids != head)  # the same uid twice: a retried batch, not an edge
-    if not linked.any():
-        return np.empty((0, 2), np.int64)
-    return np.unique(np.stack([uids[linked], head[linked]], axis=1), axis=0)
+    start = np.maximum.accumulate(np.where(first, np.arange(len(keys)), 0))
+    place = np.arange(len(keys)) - start
+    edges = [
+        np.stack([uids[linked], uids[start[linked] + h]], axis=1)
+        for h in range(BUCKET_HEADS)
+        if (linked := place > h).any()
+    ]
+    return np.unique(np.concatenate(edges), axis=0) if edges else np.empty((0, 2), np.int64)
 
 
 def smaller(rank_a, uid_a, rank_b, uid_b) -> np.ndarray:
@@ -74,12 +96,12 @@ def size_histogram(sizes: np.ndarray) -> dict[str, int]:
 class LshShard:
     """One shard's bucket table, its edges, and the documents it owns (no Ray here)."""
 
-    def __init__(self, index: int, shards: int, permutations: int, threshold: float | None):
-        self.index, self.shards = index, shards
-        self.permutations, self.threshold = permutations, threshold
+    def __init__(self, index: int, shards: int, threshold: float | None):
+        self.index, self.shards, self.threshold = index, shards, threshold
         self.band_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.node_parts: list[pa.Table] = []
         self.excluded_parts: list[np.ndarray] = []
+        self.shingle_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     # -- ingestion ----------------------------------------------------------------------
     def add(self, bands: tuple[np.ndarray, np.ndarray, np.ndarray], nodes: pa.Table) -> int:
@@ -96,9 +118,11 @@ class LshShard:
         return len(uids)
 
     def footprint(self) -> int:
-        """Bytes held for band entries and documents (during ingestion: the steady state)."""
-        bands = sum(array.nbytes for part in self.band_parts for array in part)
-        return bands + sum(table.nbytes for table in self.node_parts)
+        """Bytes held for band entries, documents and shingle sets not yet sealed or sent
+        (at the end of ingestion: the band tables; after the rereading: the shingle sets)."""
+        parts = [*self.band_parts, *self.shingle_parts]
+        held = sum(array.nbytes for part in parts for array in part)
+        return held + sum(table.nbytes for table in self.node_parts)
 
     def seal(self) -> int:
         """End of ingestion: index the documents, turn buckets into edges; return edges."""
@@ -107,18 +131,12 @@ class LshShard:
         if nodes is None:
             self.uid = self.rank = np.empty(0, np.int64)
             self.ids = self.sources = pa.array([], pa.string())
-            self.signatures = np.empty((0, self.permutations), np.uint32)
         else:
             uid = nodes["uid"].to_numpy()
             _, first = np.unique(uid, return_index=True)  # retried batches repeat rows
             nodes = nodes.take(pa.array(first))
             self.uid, self.rank = nodes["uid"].to_numpy(), nodes["rank"].to_numpy()
             self.ids, self.sources = nodes["id"].combine_chunks(), nodes["source"].combine_chunks()
-            self.signatures = (
-                signature_array(nodes["minhash"], self.permutations)
-                if "minhash" in nodes.column_names
-                else None
-            )
         self.label_rank, self.label_uid = self.rank.copy(), self.uid.copy()
         self.excluded = np.isin(
             self.uid, np.concatenate(self.excluded_parts) if self.excluded_parts else []
@@ -150,11 +168,23 @@ class LshShard:
             columns.append(full)
         return columns
 
-    def verify(self, *signatures_by_owner: tuple[np.ndarray]) -> int:
-        """Keep only edges whose estimated Jaccard reaches the threshold; return edges."""
-        (signatures,) = self._gather(signatures_by_owner)
+    def verify(self, *shingles_by_owner: tuple[np.ndarray, np.ndarray]) -> int:
+        """Keep only edges whose exact shingle Jaccard reaches the threshold; return edges.
+
+        Each owner's part is (set size per endpoint, the sets' members one after another),
+        aligned with `requests` (see `minhash.shingle_sets`).
+        """
+        counts = np.zeros(len(self.endpoints), np.int64)
+        starts = np.zeros(len(self.endpoints), np.int64)
+        base = 0
+        for j, (owned_counts, flat) in enumerate(shingles_by_owner):
+            mine = self.endpoint_owner == j
+            counts[mine] = owned_counts
+            starts[mine] = base + np.cumsum(owned_counts) - owned_counts
+            base += len(flat)
+        flat = np.concatenate([part[1] for part in shingles_by_owner])
         ends = np.searchsorted(self.endpoints, self.edges)
-        similar = estimated_jaccard(signatures[ends[:, 0]], signatures[ends[:, 1]])
+        similar = set_jaccard(flat, starts, counts, ends[:, 0], ends[:, 1])
         self.edges = self.edges[similar >= self.threshold]
         self.endpoints = np.unique(self.edges)
         self.endpoint_owner = owner_of(self.endpoints, self.shards)
@@ -185,10 +215,37 @@ class LshShard:
     def listen(self, *requests: np.ndarray) -> int:
         """Remember what each edge shard asks for (positions in this shard's documents)."""
         self.asked = [np.searchsorted(self.uid, r) for r in requests]
+        self.endpoint_uids = np.unique(np.concatenate(requests))
         return sum(map(len, requests))
 
-    def signatures_for(self) -> list[tuple[np.ndarray]]:
-        return [(self.signatures[positions],) for positions in self.asked]
+    def wants(self, uids: np.ndarray) -> np.ndarray:
+        """Which of these documents (owned here) are at an end of some shard's edge."""
+        return np.isin(uids, self.endpoint_uids)
+
+    def add_shingles(self, uids: np.ndarray, counts: np.ndarray, flat: np.ndarray) -> int:
+        """Shingle sets of documents owned here (see `minhash.shingle_sets`)."""
+        self.shingle_parts.append((uids, counts, flat))
+        return len(uids)
+
+    def shingles_for(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each edge shard, its endpoints' shingle sets; then forgets them."""
+        parts = self.shingle_parts or [(np.empty(0, np.int64),) * 2 + (np.empty(0, np.uint32),)]
+        uids, counts, flat = map(np.concatenate, zip(*parts, strict=True))
+        self.shingle_parts = []
+        starts = np.cumsum(counts) - counts
+        known, first = np.unique(uids, return_index=True)  # retried batches repeat documents
+        starts, counts = starts[first], counts[first]
+        answers = []
+        for positions in self.asked:
+            wanted = self.uid[positions]
+            if not np.isin(wanted, known).all():
+                raise RuntimeError(
+                    f"near-duplicate shard {self.index}: no shingles for some candidate "
+                    "documents (their texts were not read again)"
+                )
+            at = np.searchsorted(known, wanted)
+            answers.append((counts[at], flat[spans(starts[at], counts[at])[0]]))
+        return answers
 
     def labels_for(self) -> list[tuple[np.ndarray, np.ndarray]]:
         return [(self.label_rank[p], self.label_uid[p]) for p in self.asked]
@@ -248,14 +305,14 @@ class LshShard:
         return size_histogram(self.cluster_sizes)
 
 
-def route(batch: pa.Table, hasher: MinHasher, shards: int, verify: bool) -> list[tuple]:
+def route(batch: pa.Table, hasher: MinHasher, shards: int) -> list[tuple]:
     """Split a batch of documents into each shard's (band entries, documents owned)."""
     signed = batch.filter(pc.is_valid(batch["minhash"]))  # alive, with shingles
     uid, rank = signed["uid"].to_numpy(), signed["rank"].to_numpy()
     keys = hasher.band_keys(signature_array(signed["minhash"], hasher.permutations)).ravel()
     band_uid, band_rank = np.repeat(uid, hasher.bands), np.repeat(rank, hasher.bands)
     key_owner, node_owner = owner_of(keys, shards), owner_of(uid, shards)
-    nodes = signed.select(["uid", "rank", "id", "source", *(["minhash"] if verify else [])])
+    nodes = signed.select(["uid", "rank", "id", "source"])
     parts = []
     for j in range(shards):
         mine = key_owner == j
@@ -278,15 +335,41 @@ def _listen(pool: list, call: Call, wait: Wait) -> None:
     wait([call(owner, "listen", 1, *[r[j] for r in requests]) for j, owner in enumerate(pool)])
 
 
-def components(pool: list, call: Call, wait: Wait, verify: bool) -> dict:
-    """Edges from buckets, optionally verified, then labels until none changes."""
+def send_shingles(batch: pa.Table, pool: list, call: Call, wait: Wait, ngram: int) -> int:
+    """Shingle sets of the batch's documents that end a candidate edge, to their owners."""
+    uid = batch["uid"].to_numpy()
+    owner = owner_of(uid, len(pool))
+    mine = [np.flatnonzero(owner == j) for j in range(len(pool))]
+    wanted = wait(
+        [call(shard, "wants", 1, uid[rows]) for shard, rows in zip(pool, mine, strict=True)]
+    )
+    picks = [rows[w] for rows, w in zip(mine, wanted, strict=True)]
+    if not any(map(len, picks)):
+        return 0
+    counts, flat = shingle_sets(batch["text"].take(pa.array(np.concatenate(picks))), ngram)
+    sent, at = [], 0
+    ends = np.cumsum([len(rows) for rows in picks])
+    for shard, rows, owned in zip(pool, picks, np.split(counts, ends[:-1]), strict=True):
+        if len(rows):
+            size = int(owned.sum())
+            sent.append(call(shard, "add_shingles", 1, uid[rows], owned, flat[at : at + size]))
+            at += size
+    return sum(wait(sent))
+
+
+def components(pool: list, call: Call, wait: Wait, reread: Callable[[], int] | None) -> dict:
+    """Edges from buckets, verified if `reread` sends the candidates' shingle sets to their
+    owners (see `send_shingles`) and returns how many, then labels until none changes."""
     n = len(pool)
     edges = sum(wait([call(shard, "seal", 1) for shard in pool]))
     _listen(pool, call, wait)
     verified = edges
-    if verify:
-        signatures = [call(owner, "signatures_for", n) for owner in pool]
-        checks = [call(s, "verify", 1, *[sig[i] for sig in signatures]) for i, s in enumerate(pool)]
+    stats = {"candidate_documents": 0, "shingle_bytes": 0}
+    if reread is not None and edges:
+        stats["candidate_documents"] = reread()
+        stats["shingle_bytes"] = sum(wait([call(shard, "footprint", 1) for shard in pool]))
+        shingles = [call(owner, "shingles_for", n) for owner in pool]
+        checks = [call(s, "verify", 1, *[sh[i] for sh in shingles]) for i, s in enumerate(pool)]
         verified = sum(wait(checks))
         _listen(pool, call, wait)
     rounds, changed = 0, 1
@@ -301,7 +384,7 @@ def components(pool: list, call: Call, wait: Wait, verify: bool) -> dict:
             call(owner, "update", 1, *[p[j] for p in proposals]) for j, owner in enumerate(pool)
         ]
         changed = sum(wait(updates))
-    return {"candidate_edges": edges, "edges": verified, "rounds": rounds}
+    return {"candidate_edges": edges, "edges": verified, "rounds": rounds, **stats}
 
 
 def removals(pool: list, call: Call, finish: str, *args: Any) -> list:
@@ -322,20 +405,20 @@ def merge_histograms(histograms: Iterable[dict[str, int]]) -> dict[str, int]:
 
 
 def near_duplicates_here(
-    batches: Iterable[pa.Table],
+    batches: Sequence[pa.Table],
     cfg: NearDedupConfig,
     shards: int = 1,
     excluded: np.ndarray | None = None,
 ) -> tuple[pa.Table, dict]:
     """The whole clustering in this process: (removed documents, statistics).
 
-    `batches` hold uid, id, source, rank and minhash (the document stages' output).
+    `batches` hold uid, id, source, rank, minhash and text (the document stages' output);
+    verification reads them a second time.
     """
-    hasher = MinHasher(cfg)
-    threshold = cfg.threshold if cfg.verify else None
-    pool = [LshShard(j, shards, hasher.permutations, threshold) for j in range(shards)]
+    hasher = MinHasher.of(cfg)
+    pool = [LshShard(j, shards, cfg.threshold if cfg.verify else None) for j in range(shards)]
     for batch in batches:
-        for shard, part in zip(pool, route(batch, hasher, shards, cfg.verify), strict=True):
+        for shard, part in zip(pool, route(batch, hasher, shards), strict=True):
             shard.add(*part)
     if excluded is not None:
         owner = owner_of(excluded, shards)
@@ -345,8 +428,14 @@ def near_duplicates_here(
     def call(shard: LshShard, method: str, n: int, *args: Any) -> Any:
         return getattr(shard, method)(*args)
 
+    def reread() -> int:
+        return sum(send_shingles(batch, pool, call, same, cfg.ngram) for batch in batches)
+
+    def same(values: list) -> list:
+        return values
+
     held = sum(shard.footprint() for shard in pool)
-    stats = components(pool, call, lambda values: values, cfg.verify)
+    stats = components(pool, call, same, reread if cfg.verify else None)
     stats["shard_bytes"] = held
     removed = pa.concat_tables(removals(pool, call, "removed"))
     stats["cluster_sizes"] = merge_histograms(shard.histogram() for shard in pool)
@@ -374,9 +463,13 @@ class ShardActor(LshShard):
 
 
 def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
-    parts = route(batch, MinHasher(cfg), len(pool), cfg.verify)
+    parts = route(batch, MinHasher.of(cfg), len(pool))
     added = ray.get([shard.add.remote(*part) for shard, part in zip(pool, parts, strict=True)])
     return pa.table({"documents": [sum(added)]})
+
+
+def _send_shingles(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
+    return pa.table({"documents": [send_shingles(batch, pool, _ray_call, ray.get, cfg.ngram)]})
 
 
 def _exclude(batch: pa.Table, pool: list) -> pa.Table:
@@ -408,7 +501,13 @@ def _cluster(
             )
         )
     held = sum(ray.get([shard.footprint.remote() for shard in pool]))
-    stats = components(pool, _ray_call, ray.get, cfg.verify)
+
+    def reread() -> int:
+        texts = ray.data.read_parquet(clean_dir, columns=["uid", "text"])
+        kwargs = {"pool": pool, "cfg": cfg}
+        return _total(texts.map_batches(_send_shingles, fn_kwargs=kwargs, batch_format="pyarrow"))
+
+    stats = components(pool, _ray_call, ray.get, reread if cfg.verify else None)
     stats["shard_bytes"] = held
     removed = sum(ray.get(removals(pool, _ray_call, "publish", folder)))
     sizes = merge_histograms(ray.get([shard.histogram.remote() for shard in pool]))
@@ -437,10 +536,9 @@ def near_duplicates(
     on the number of shards (at least 2, so every shard call returns a list of parts).
     """
     shards = max(2, cluster_cpus())
-    permutations = cfg.bands * cfg.rows
     threshold = cfg.threshold if cfg.verify else None
     for attempt in itertools.count(1):
-        pool = [ShardActor.remote(j, shards, permutations, threshold) for j in range(shards)]
+        pool = [ShardActor.remote(j, shards, threshold) for j in range(shards)]
         try:
             return _cluster(pool, clean_dir, excluded_dir, folder, cfg)
         except Exception:

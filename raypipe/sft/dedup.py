@@ -3,23 +3,19 @@ index). None of them compares all pairs: candidates come from hash buckets or in
 and only candidates are verified. In every cluster the first example in input order is the
 keeper; the others point to it.
 
-The MinHash here is self-contained and vectorized (numpy): word shingles hashed once per
-distinct word, then num_perm multiply-shift hashes ((a * h + b) >> 32, a universal family
-that needs no division) applied to all shingles at once.
+Signatures are the pipeline's (raypipe.dedup.minhash): the same shingles and permutations.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 
 import numpy as np
-import xxhash
 
-_WORD = re.compile(r"\w+")
+from raypipe.dedup.minhash import MinHasher
+
 _EMPTY = np.iinfo(np.uint32).max
-_CHUNK_CELLS = 1 << 24  # shingles x permutations per chunk: a 128 MiB uint64 matrix
 
 
 def exact_keys(texts: Sequence[str]) -> list[bytes]:
@@ -41,60 +37,10 @@ def exact_pairs(keys: Sequence[bytes]) -> np.ndarray:
     return np.array(pairs, np.int64).reshape(-1, 2)
 
 
-def shingle_hashes(texts: Sequence[str], words: int) -> tuple[np.ndarray, np.ndarray]:
-    """32-bit hashes of every `words`-word shingle (a shorter text is one shingle) and the
-    number of shingles of each text."""
-    tokens = [_WORD.findall(text.casefold()) for text in texts]
-    lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    vocab: dict[str, int] = {}
-    ids = np.fromiter(
-        (vocab.setdefault(w, len(vocab)) for doc in tokens for w in doc), np.int64, lengths.sum()
-    )
-    word_hash = np.fromiter(
-        (xxhash.xxh32_intdigest(w.encode()) for w in vocab), np.uint64, len(vocab)
-    )
-    hashes = word_hash[ids]
-    ends = np.repeat(np.cumsum(lengths), lengths)
-    position = np.arange(len(ids))
-    combined = np.zeros(len(ids), np.uint64)
-    padded = np.concatenate([hashes, np.zeros(words, np.uint64)])
-    for j in range(words):
-        # Polynomial in the word hashes; words past the text's end contribute nothing.
-        part = np.where(position + j < ends, padded[position + j], np.uint64(0))
-        combined = combined * np.uint64(0x9E3779B1) + part
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    valid = (position + words <= ends) | ((position == starts) & (ends - starts < words))
-    counts = np.bincount(np.repeat(np.arange(len(texts)), lengths)[valid], minlength=len(texts))
-    mixed = combined[valid]
-    mixed ^= mixed >> np.uint64(31)
-    return (mixed * np.uint64(0x7FEB352D) >> np.uint64(16)) & np.uint64(0xFFFFFFFF), counts
-
-
-def signatures(texts: Sequence[str], num_perm: int, words: int, seed: int = 0) -> np.ndarray:
-    """[n, num_perm] uint32 MinHash signatures (a text without words: all max)."""
-    hashes, counts = shingle_hashes(texts, words)
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 2**64, num_perm, dtype=np.uint64, endpoint=False) | np.uint64(1)
-    b = rng.integers(0, 2**64, num_perm, dtype=np.uint64, endpoint=False)
-    out = np.full((len(texts), num_perm), _EMPTY, np.uint32)
-    has = np.flatnonzero(counts)
-    offsets = np.concatenate([[0], np.cumsum(counts[has])])
-    start = 0
-    while start < len(has):
-        # Whole texts per chunk, so each chunk reduces on its own.
-        stop = max(
-            start + 1, np.searchsorted(offsets, offsets[start] + _CHUNK_CELLS // num_perm) - 1
-        )
-        stop = min(stop, len(has))
-        chunk = hashes[offsets[start] : offsets[stop]]
-        # [num_perm, shingles], built in place: row-wise reduceat is ~5x faster than column-wise.
-        permuted = np.multiply.outer(a, chunk)
-        permuted += b[:, None]
-        permuted >>= np.uint64(32)
-        bounds = offsets[start:stop] - offsets[start]
-        out[has[start:stop]] = np.minimum.reduceat(permuted.astype(np.uint32), bounds, axis=1).T
-        start = stop
-    return out
+def signatures(texts: Sequence[str], num_perm: int, words: int) -> np.ndarray:
+    """[n, num_perm] uint32 MinHash signatures of `words`-word shingles, a text shorter than
+    that being one shingle (a text without words: all max, nobody's duplicate)."""
+    return MinHasher(words, num_perm, short_texts=True).signatures(list(texts))[0]
 
 
 def bands_for(threshold: float, num_perm: int) -> tuple[int, int]:

@@ -7,13 +7,21 @@ import pytest
 from raypipe.batch import reject
 from raypipe.config import DedupConfig, NearDedupConfig
 from raypipe.dedup.exact import DedupKeys
-from raypipe.dedup.lsh import bucket_edges, near_duplicates_here, size_histogram
+from raypipe.dedup.lsh import (
+    BUCKET_HEADS,
+    LshShard,
+    bucket_edges,
+    near_duplicates_here,
+    size_histogram,
+)
 from raypipe.dedup.minhash import (
     MinHasher,
     Signatures,
     candidate_probability,
     estimated_jaccard,
+    set_jaccard,
     shingle_hashes,
+    shingle_sets,
 )
 from tests.batches import document_batch
 
@@ -71,7 +79,7 @@ def test_short_and_rejected_documents_have_no_signature():
 
 def test_estimated_jaccard_tracks_the_true_jaccard():
     rng = np.random.default_rng(3)
-    hasher = MinHasher(NEAR)
+    hasher = MinHasher.of(NEAR)
     errors = []
     for fraction in np.linspace(0.0, 0.25, 26):
         a = " ".join(words(rng, 500))
@@ -84,7 +92,7 @@ def test_estimated_jaccard_tracks_the_true_jaccard():
 
 def test_signatures_do_not_depend_on_batching():
     texts = [" ".join(words(np.random.default_rng(i), 60)) for i in range(6)]
-    hasher = MinHasher(NEAR)
+    hasher = MinHasher.of(NEAR)
     whole, _ = hasher.signatures(texts)
     halves = np.concatenate([hasher.signatures(texts[:2])[0], hasher.signatures(texts[2:])[0]])
     assert (whole == halves).all()
@@ -96,10 +104,12 @@ def test_s_curve():
 
 
 def test_a_bucket_links_members_to_its_smallest_not_pairwise():
-    keys = np.array([5, 5, 5, 5, 9, 9], np.uint64)
-    uids = np.array([40, 10, 30, 20, 7, 7], np.int64)  # uid 7 twice: a retried batch
-    edges = bucket_edges(keys, uids, np.zeros(6, np.int64))
-    assert edges.tolist() == [[20, 10], [30, 10], [40, 10]]
+    keys = np.array([5, 5, 5, 5, 5, 5, 9, 9], np.uint64)
+    uids = np.array([40, 10, 30, 20, 60, 50, 7, 7], np.int64)  # uid 7 twice: a retried batch
+    edges = bucket_edges(keys, uids, np.zeros(8, np.int64))
+    assert BUCKET_HEADS == 3
+    heads = {10: [], 20: [10], 30: [10, 20]} | {m: [10, 20, 30] for m in (40, 50, 60)}
+    assert edges.tolist() == [[m, h] for m, hs in heads.items() for h in hs]
 
 
 def test_clusters_keep_the_first_document_and_name_it(corpus):
@@ -134,6 +144,58 @@ def test_verification_removes_banding_false_positives():
     assert near_duplicates_here([batch], loose)[0]["uid"].to_pylist() == [1]
     checked = loose.model_copy(update={"verify": True})
     assert near_duplicates_here([batch], checked)[0].num_rows == 0
+
+
+def test_shingle_sets_hold_each_documents_distinct_shingles():
+    texts = ["a b c a b c a b c", "too short", "x y z w"]
+    counts, flat = shingle_sets(texts, 3)
+    assert counts.tolist() == [3, 0, 2]  # abc, bca, cab; none; xyz, yzw
+    expected = [set((shingle_hashes([t], 3)[0] >> np.uint64(32)).tolist()) for t in texts]
+    assert [set(flat[:3].tolist()), set(), set(flat[3:].tolist())] == expected
+    for none in ([], ["too short"]):
+        counts, flat = shingle_sets(none, 3)
+        assert counts.tolist() == [0] * len(none) and len(flat) == 0
+
+
+def test_set_jaccard_is_exact():
+    rng = np.random.default_rng(5)
+    sets = [np.unique(rng.integers(0, 60, size)).astype(np.uint32) for size in (40, 1, 30, 55)]
+    counts = np.array([len(s) for s in sets])
+    flat = np.concatenate(sets)
+    a, b = np.array([0, 0, 2, 3, 1]), np.array([2, 3, 3, 3, 0])
+    got = set_jaccard(flat, np.cumsum(counts) - counts, counts, a, b)
+    expected = [
+        len(set(sets[i].tolist()) & set(sets[j].tolist()))
+        / len(set(sets[i].tolist()) | set(sets[j].tolist()))
+        for i, j in zip(a, b, strict=True)
+    ]
+    assert got.tolist() == pytest.approx(expected) and got[3] == 1.0
+
+
+def test_verification_links_by_exact_jaccard_on_either_side_of_the_threshold():
+    """Pairs within 0.02 of the threshold, where a 112-minimum estimate errs either way."""
+    rng = np.random.default_rng(2)
+    loose = NearDedupConfig(enabled=True, bands=64, rows=1)  # every pair is a candidate
+    texts, truth = [], []
+    for k in range(12):
+        a = " ".join(words(rng, 400))
+        b = edited(a, 0.022 + 0.002 * (k % 4), rng)
+        texts += [a, b]
+        truth.append(jaccard(a, b) >= loose.threshold)
+    assert 0 < sum(truth) < len(truth)
+    removed, _ = near_duplicates_here([signed(texts, DedupConfig(near=loose))], loose, shards=3)
+    assert removed["uid"].to_pylist() == [2 * k + 1 for k, near in enumerate(truth) if near]
+
+
+def test_a_candidate_whose_text_was_not_read_again_is_a_clear_error():
+    shard = LshShard(0, 1, 0.8)
+    nodes = pa.table({"uid": [1, 2], "rank": [1, 2], "id": ["a", "b"], "source": ["s", "s"]})
+    shard.add((np.array([9, 9], np.uint64), np.array([1, 2]), np.array([1, 2])), nodes)
+    assert shard.seal() == 1
+    shard.listen(*shard.requests())
+    shard.add_shingles(np.array([1]), np.array([2]), np.array([5, 6], np.uint32))
+    with pytest.raises(RuntimeError, match="no shingles for some candidate documents"):
+        shard.shingles_for()
 
 
 def test_cluster_size_histogram():
