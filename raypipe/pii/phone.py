@@ -20,9 +20,11 @@ from collections.abc import Iterator
 RUN = re.compile(r"(?<![\w.])[(\[+]{0,2}\d(?:[ \t\-./~()\[\]x]{0,3}\d)*")
 MIN_DIGITS, MAX_DIGITS = 7, 15  # shortest valid national number; E.164's longest number
 _DIGIT = re.compile(r"\d")
-# Two numbers side by side: phonenumbers reads "(212) 555-0147  4111 1111" as one
-# candidate, finds it invalid and splits it only at single spaces, losing the first.
-_GAP = re.compile(r"[ \t]{2,}")
+# Where a run falls apart into numbers: phonenumbers splits a candidate it finds invalid at
+# a slash, an opening bracket, a spaced hyphen or dot, and at single spaces (which only
+# finds a number written without spaces). It never splits at two spaces, so it reads
+# "(212) 555-0147  4111 1111" as one invalid candidate and loses the phone number.
+_SPLIT = re.compile(r"[ \t]{2,}|\s*/\s*|\s+(?=[(\[])|\s-\s*|-\s+|\.\s+|\s\.\s*")
 _NOT_A_NUMBER = re.compile(
     # starting with an ISO date; holding a slash-separated date (phonenumbers' own
     # rejection); a span of years
@@ -35,14 +37,12 @@ _NOT_A_NUMBER = re.compile(
     # more (phone groups after the first are two to four digits)
     r"|^[(\[]*\d+(?:\.\d+)*\.(?:\d|\d{5,})(?:[./)\]]|$)"
 )
-# Where phonenumbers splits a candidate it finds invalid, so a run too long to be one
-# number may still hold one: a slash, a bracket, a spaced hyphen or dot.
-_INNER_SPLIT = re.compile(r"/|.\(|\s-|-\s|\.\s|\s\.")
 # A run without spaces glued to an identifier (message ids, host names, hex colours, URL
 # parameters, ticket numbers) is not a phone number, nor is a run before a time's minutes.
 _ID_BEFORE = re.compile(r"[<@#=&_-]")
 _ID_AFTER = re.compile(r"[-.@_]?[^\W\d]")
 _MINUTES_AFTER = re.compile(r":\d")
+_GAP = re.compile(r"[ \t]{2,}")
 # What phonenumbers rejects around a number: a price or a percentage.
 _MONEY_BEFORE = re.compile(r"[$\u00a2-\u00a5\u20a0-\u20cf]")
 _PERCENT_AFTER = "%"
@@ -50,25 +50,29 @@ _SPACE = re.compile(r"\s")
 
 
 def candidates(text: str, lo: int = 0, hi: int | None = None) -> Iterator[tuple[int, int]]:
-    """Windows of `text` (within lo..hi) worth phonenumbers' time: a plausible run plus the
-    character on each side, which phonenumbers inspects."""
+    """Windows of `text` (within lo..hi) worth phonenumbers' time: a plausible run, or
+    plausible parts of a run, plus the character on each side, which phonenumbers
+    inspects."""
     hi = len(text) if hi is None else hi
     for match in RUN.finditer(text, lo, hi):
-        start, end = match.span()
-        pieces = [(start, end)]
-        if _GAP.search(text, start, end):
-            pieces += _split(match.group(), start)
-        for a, b in pieces:
+        for a, b in _pieces(text, *match.span()):
             if plausible(text, a, b):
                 yield max(0, a - 1), min(len(text), b + 1)
 
 
-def _split(run: str, offset: int) -> Iterator[tuple[int, int]]:
-    last = 0
-    for gap in _GAP.finditer(run):
-        yield offset + last, offset + gap.start()
-        last = gap.end()
-    yield offset + last, offset + len(run)
+def _pieces(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The run; its parts too if it has more digits than a number or two spaces inside."""
+    digits = len(_DIGIT.findall(text, start, end))
+    if digits <= MAX_DIGITS:
+        yield start, end
+    if digits > MAX_DIGITS or _GAP.search(text, start, end):
+        last = start
+        for split in _SPLIT.finditer(text, start, end):
+            if split.start() > last:
+                yield last, split.start()
+            last = split.end()
+        if last > start:
+            yield last, end
 
 
 def plausible(text: str, start: int, end: int) -> bool:
@@ -76,9 +80,7 @@ def plausible(text: str, start: int, end: int) -> bool:
     version shape, not part of an identifier, not a price or percentage."""
     piece = text[start:end]
     digits = len(_DIGIT.findall(piece))
-    if digits < MIN_DIGITS or (digits > MAX_DIGITS and not _INNER_SPLIT.search(piece)):
-        return False
-    if _NOT_A_NUMBER.search(piece):
+    if not MIN_DIGITS <= digits <= MAX_DIGITS or _NOT_A_NUMBER.search(piece):
         return False
     if start and _MONEY_BEFORE.match(text, start - 1):
         return False
