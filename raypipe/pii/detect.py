@@ -58,12 +58,14 @@ PRESCREEN: dict[str, re.Pattern] = {
 _DIGITS = re2.compile(r"\d(?:[ \t\-./~()\[\]]{0,3}\d){6,}")
 GATES = {
     "EMAIL_ADDRESS": re2.compile(r"@\w"),
-    "IP_ADDRESS": re2.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|::|(?:[0-9A-Fa-f]{1,4}:){7}"),
+    "IP_ADDRESS": re2.compile(PRESCREEN["IP_ADDRESS"].pattern),
     "PHONE_NUMBER": _DIGITS,
     "CREDIT_CARD": _DIGITS,
     "US_SSN": _DIGITS,
     "IBAN_CODE": re2.compile(r"(?i)" + PRESCREEN["IBAN_CODE"].pattern),
 }
+# Entities whose gate is their pre-screen: the gate's regions are their windows.
+GATE_IS_PRESCREEN = {"IP_ADDRESS", "IBAN_CODE"}
 # The flags Presidio's default registry gives every pattern recognizer.
 REGEX_FLAGS = regex.DOTALL | regex.MULTILINE | regex.IGNORECASE
 SNAP = 64  # how far a region edge may move to reach whitespace
@@ -226,6 +228,8 @@ class Detector:
     def windows(entity: str, text: str, gate: tuple[int, int]) -> Iterator[tuple[int, int]]:
         if entity == "PHONE_NUMBER":
             return phone.candidates(text, *gate)
+        if entity in GATE_IS_PRESCREEN:
+            return iter([gate])
         if entity == "EMAIL_ADDRESS":
             return regions(text, PRESCREEN[entity], *gate, edges=EMAIL_EDGES)
         return regions(text, PRESCREEN[entity], *gate)
