@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -143,20 +141,9 @@ FILLER = st.text(alphabet="abcdefghij KLMNOP.,;!?\n", max_size=40)
 @given(st.lists(st.tuples(FILLER, st.sampled_from(sorted(SAMPLES))), max_size=6), FILLER)
 def test_masking_changes_nothing_outside_the_spans(tagger, pieces, tail):
     text = "".join(f"{filler} {SAMPLES[entity]} " for filler, entity in pieces) + tail
-    # Each sample becomes its tag; a phone number right before another run of digits may
-    # stay (phone validation reads the digits after it), but nothing else may change.
-    allowed = "".join(
-        re.escape(f"{filler} ")
-        + (
-            f"(?:<{entity}>|{re.escape(SAMPLES[entity])})"
-            if entity == "PHONE_NUMBER"
-            else re.escape(f"<{entity}>")
-        )
-        + " "
-        for filler, entity in pieces
-    )
-    masked = tagger(document_batch([text]))["text"][0].as_py()
-    assert re.fullmatch(allowed + re.escape(tail), masked), masked
+    # with an empty filler a phone number stands two spaces before the next digits
+    expected = "".join(f"{filler} <{entity}> " for filler, entity in pieces) + tail
+    assert tagger(document_batch([text]))["text"][0].as_py() == expected
 
 
 def test_stage_runs_after_quality_when_enabled():
