@@ -25,7 +25,7 @@ from raypipe.boundary import boundary_table
 from raypipe.config import PipelineConfig, RayConfig
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
-from raypipe.runtime import actor_pool, workers
+from raypipe.runtime import actor_pool, sort_shuffle, workers
 from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
 from raypipe.stages import Stage
@@ -84,9 +84,13 @@ def clean(
 # -- phase 2: exact duplicates ---------------------------------------------------------
 def deduplicate(clean_dir: str, folder: str, cfg: RayConfig) -> dict:
     partitions = 4 * workers(cfg)
-    keys = ray.data.read_parquet(
-        clean_dir, columns=["uid", "id", "source", "text_hash", "rank", "reason"]
-    ).map_batches(_partition_by_hash, fn_kwargs={"partitions": partitions}, batch_format="pyarrow")
+    with sort_shuffle():  # a dataset runs with the context it was built in
+        keys = ray.data.read_parquet(
+            clean_dir, columns=["uid", "id", "source", "text_hash", "rank", "reason"]
+        )
+    keys = keys.map_batches(
+        _partition_by_hash, fn_kwargs={"partitions": partitions}, batch_format="pyarrow"
+    )
     drops = keys.groupby("partition", num_partitions=partitions).map_groups(
         exact_duplicates, batch_format="pyarrow"
     )
@@ -156,9 +160,11 @@ def pack(
     """Copies of each document (per the mixture plan) assigned to shards, packed, published."""
     shards = max(1, math.ceil(out_tokens / cfg.output.shard_tokens))
     done = committed_entries(cfg.output.path, run_fp)
-    copies = ray.data.read_parquet(
-        tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"]
-    ).map_batches(
+    with sort_shuffle():
+        copies = ray.data.read_parquet(
+            tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"]
+        )
+    copies = copies.map_batches(
         _expand_copies,
         fn_kwargs={"plan": plan, "shards": shards, "seed": cfg.seed, "skip": sorted(done)},
         batch_format="pyarrow",
