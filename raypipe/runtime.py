@@ -56,9 +56,9 @@ def _tune_data_context() -> None:
     context.enable_progress_bars = True
     context.print_on_execution_start = False
     context.enable_auto_log_stats = False
-    # Ray 2.60's file-listing read path spends ~1.5 s per read in a listing task, even on
-    # one small file; a run reads its checkpoints about ten times. The classic path lists
-    # on the driver from the checkpoint folders (a few files per task) in milliseconds.
+    # Ray 2.60's new read path spends ~1.5 s per read in a file-listing task, even on one
+    # small file, and a run reads its checkpoints about ten times; the classic path lists
+    # the checkpoint folder on the driver in milliseconds.
     context.use_datasource_v2 = False
 
 
