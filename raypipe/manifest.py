@@ -89,6 +89,7 @@ def build_manifest(
             vocab_size=loaded.vocab_size,
             eos_id=loaded.eos_id,
             tokenizer_sha256=loaded.sha256,
+            tokenizer_engine=loaded.engine,
             shards=[{k: e[k] for k in SHARD_KEYS} for e in shards],
         )
     else:

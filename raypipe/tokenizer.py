@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import tiktoken
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
+from raypipe import bpe
 from raypipe.config import ConfigError
 
 EOS_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>", "<|eos|>", "[SEP]")
@@ -19,6 +21,18 @@ class LoadedTokenizer:
     tokenizer: Tokenizer
     eos_id: int
     sha256: str
+    # tiktoken's encoder when it gives this tokenizer's ids (GPT-2-style byte-level BPE).
+    twin: tiktoken.Encoding | None = field(default=None, compare=False)
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """Token ids of each text, without special tokens around it."""
+        if self.twin is not None:
+            return [bpe.encode(self.twin, text) for text in texts]
+        return [e.ids for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+
+    @property
+    def engine(self) -> str:
+        return "tiktoken" if self.twin is not None else "tokenizers"
 
     @property
     def vocab_size(self) -> int:
@@ -65,4 +79,4 @@ def load_tokenizer(spec: str, eos_token: str | None = None) -> LoadedTokenizer:
             "set eos_token to the tokenizer's end-of-document token"
         )
     digest = hashlib.sha256(tokenizer.to_str().encode()).hexdigest()
-    return LoadedTokenizer(tokenizer, eos_id, digest)
+    return LoadedTokenizer(tokenizer, eos_id, digest, bpe.tiktoken_twin(tokenizer))

@@ -1,4 +1,5 @@
-"""Documents to token ids, EOS appended: batched through HF tokenizers' Rust encoder."""
+"""Documents to token ids, EOS appended: tiktoken's encoder where it gives the same ids
+(GPT-2-style byte-level BPE), HF tokenizers' batched Rust encoder otherwise."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ class Tokenize:
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         texts = batch["text"].to_pylist()
-        encoded = self.loaded.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
-        tokens = token_lists([e.ids for e in encoded], self.loaded.eos_id, self.loaded.dtype)
+        ids = self.loaded.encode_batch(texts)
+        tokens = token_lists(ids, self.loaded.eos_id, self.loaded.dtype)
         chars = pc.utf8_length(batch["text"])
         batch = batch.drop_columns(["text"])
         return (

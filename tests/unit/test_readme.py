@@ -15,3 +15,14 @@ def test_reference_table_is_current():
     assert match.group(1) == reference_table(), (
         "README reference table is stale: run `python scripts/update_readme.py`"
     )
+
+
+def test_no_merge_conflict_markers_in_the_docs():
+    docs = [README, *README.parent.glob("docs/*.md"), README.parent / "BENCHMARKS.md"]
+    for doc in docs:
+        marked = [
+            line
+            for line in doc.read_text().splitlines()
+            if line.startswith(("<<<<<<< ", ">>>>>>> "))
+        ]
+        assert not marked, f"{doc.name} holds merge conflict markers: {marked}"
