@@ -158,7 +158,9 @@ def run(quick: bool) -> str:
         f"systems read. {CPUS} cores for each: raypipe on a local Ray with num_cpus={CPUS}, "
         f"datatrove's LocalPipelineExecutor with {CPUS} workers and one task per file.",
         "Work: normalize (raypipe's rules) -> the three heuristic quality rules -> exact "
-        "dedup (global) -> GPT-2 tokenize with EOS, one tokenizer.json for both. raypipe "
+        "dedup (global) -> GPT-2 tokenize with EOS, one tokenizer.json for both (raypipe "
+        "encodes it with tiktoken, datatrove with HF tokenizers: the same ids, compared "
+        "below through the token counts). raypipe "
         "also packs fixed-length sequences into native shards and writes the rejects ledger, "
         "report and manifest; datatrove writes its cleaned documents (as raypipe writes its "
         "checkpoint), dedups in its three stages (signatures, find, filter) and leaves one "

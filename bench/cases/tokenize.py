@@ -43,18 +43,28 @@ IN_PROCESS = (
     _LOAD
     + _STAGE
     + """
-raw = stage.loaded.tokenizer
-mtokens = sum(len(e.ids) for b in batches for e in raw.encode_batch_fast(b)) / 1e6
+raw, twin = stage.loaded.tokenizer, stage.loaded.twin
+hf_ids = [[e.ids for e in raw.encode_batch_fast(b, add_special_tokens=False)] for b in batches]
+mtokens = sum(len(ids) for b in hf_ids for ids in b) / 1e6
+identical = all(stage.loaded.encode_batch(b) == ids for b, ids in zip(batches, hf_ids))
 def encode(fast):
     call = raw.encode_batch_fast if fast else raw.encode_batch
     for b in batches:
         [e.ids for e in call(b, add_special_tokens=False)]
-report(
+def encode_twin():
+    for b in batches:
+        [twin.encode(t, allowed_special="all") for t in b]
+rows = [
     measure("tokenizers encode_batch_fast", mtokens, lambda: encode(True), note="ceiling: ids"),
     measure("tokenizers encode_batch", mtokens, lambda: encode(False), note="with offsets"),
-    measure("raypipe Tokenize stage", mtokens, run_stage, note="token lists + EOS, Arrow"),
-    mtokens=mtokens, docs=len(texts), mb=sum(len(t.encode()) for t in texts) / 1e6,
-)
+]
+if twin is not None:
+    rows.append(measure("tiktoken encode (raw)", mtokens, encode_twin,
+                        note="raypipe's engine for this tokenizer, one thread"))
+rows.append(measure("raypipe Tokenize stage", mtokens, run_stage,
+                    note=f"{stage.loaded.engine}; token lists + EOS, Arrow"))
+report(*rows, mtokens=mtokens, docs=len(texts), mb=sum(len(t.encode()) for t in texts) / 1e6,
+       engine=stage.loaded.engine, identical=identical)
 """
 )
 # The stage alone, for its profile.
@@ -139,6 +149,12 @@ def run(quick: bool) -> str:
     on_ray = _rate(two, "raypipe tokenize on Ray Data (2 actors)")
     peer = _rate(two, "datasets .map(batched=True, num_proc=2)")
     findings = [
+        f"- raypipe's Tokenize stage encodes this tokenizer with **{one['engine']}**; its ids "
+        + (
+            "are identical to `tokenizers`' on every document of the slice."
+            if one["identical"]
+            else "**differ from `tokenizers`' on some documents**."
+        ),
         f"- The Tokenize stage keeps **{stage_ratio[1]:.2f}x** of the ceiling on 1 core and "
         f"**{stage_ratio[2]:.2f}x** on 2 (goal ≥ {GOAL}): "
         + (
