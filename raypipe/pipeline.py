@@ -30,7 +30,6 @@ from raypipe.stages.content import Content, lists_in_use
 from raypipe.stages.extract import Extract
 from raypipe.stages.langid import Langid
 from raypipe.stages.normalize import Normalize
-from raypipe.stages.pii import Pii
 from raypipe.stages.quality import Quality
 from raypipe.tokenizer import load_tokenizer
 from raypipe.workers import InputFile
@@ -48,6 +47,9 @@ def document_stages(cfg: PipelineConfig) -> list[Stage]:
     if cfg.quality.enabled:
         stages.append(Quality(cfg.quality))
     if cfg.pii.enabled:
+        # Presidio and spaCy take ~5 s to import: only the actors of runs that mask pay it.
+        from raypipe.stages.pii import Pii
+
         stages.append(Pii(cfg.pii))
     stages.append(DedupKeys(cfg.dedup))
     if cfg.dedup.near.enabled:

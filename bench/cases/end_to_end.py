@@ -128,7 +128,8 @@ def run(quick: bool) -> str:
         "out": str(scratch / "raypipe"),
         "cpus": CPUS,
         "repeats": REPEATS,
-        "set": {"tokenizer": str(tokenizer)},
+        # datatrove has no language ID step here: raypipe's (on by default) is off too.
+        "set": {"tokenizer": str(tokenizer), "langid": {"enabled": False}},
     }
     ours = run_script(RAYPIPE_RUN, raypipe_payload, cpus=CPUS)
     peer = run_peer(
