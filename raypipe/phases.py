@@ -34,6 +34,9 @@ from raypipe.tokenizer import LoadedTokenizer
 from raypipe.workers import DocumentSource, InputFile, StageChain, publish_shard
 
 PART_DOCS = 4096  # documents per checkpoint file
+# Up to this many duplicates (32 MB of uids) every task gets the whole sorted list; more
+# go through a hash-shuffle anti-join, which moves the documents' text between nodes.
+BROADCAST_DROPS = 4_000_000
 TALLY_FANIN = 256  # tallies merged per task on the way to the driver
 LEDGER = pa.schema(
     [(name, pa.string()) for name in ("id", "source", "stage", "reason", "duplicate_of")]
@@ -107,13 +110,27 @@ def _partition_by_hash(batch: pa.Table, partitions: int) -> pa.Table:
     return batch.append_column("partition", pa.array(words[:, 0] % np.uint64(partitions)))
 
 
-def kept_documents(clean_dir: str, drop_dirs: list[str], cfg: RayConfig) -> ray.data.Dataset:
-    """Alive documents of the checkpoint, minus the duplicates phase 2 dropped."""
+def kept_documents(
+    clean_dir: str, drop_dirs: list[str], dropped: int, cfg: RayConfig
+) -> ray.data.Dataset:
+    """Alive documents of the checkpoint, minus the `dropped` duplicates phase 2 found."""
     docs = ray.data.read_parquet(clean_dir).map_batches(_alive_rows, batch_format="pyarrow")
     if not drop_dirs:
         return docs
     drops = ray.data.read_parquet(drop_dirs, columns=["uid"])
-    return docs.join(drops, join_type="left_anti", num_partitions=4 * workers(cfg), on=("uid",))
+    if dropped > BROADCAST_DROPS:
+        return docs.join(drops, join_type="left_anti", num_partitions=4 * workers(cfg), on=("uid",))
+    # Few enough to send every task the sorted uids (8 bytes each): no shuffle of the text.
+    uids = np.sort(np.concatenate([b["uid"] for b in drops.iter_batches(batch_format="numpy")]))
+    if not len(uids):
+        return docs
+    return docs.map_batches(_not_dropped, fn_kwargs={"dropped": uids}, batch_format="pyarrow")
+
+
+def _not_dropped(batch: pa.Table, dropped: np.ndarray) -> pa.Table:
+    uids = batch["uid"].to_numpy()
+    at = np.minimum(np.searchsorted(dropped, uids), len(dropped) - 1)
+    return batch.filter(pa.array(dropped[at] != uids))
 
 
 def _alive_rows(batch: pa.Table) -> pa.Table:

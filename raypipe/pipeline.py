@@ -133,7 +133,8 @@ class Pipeline:
             near["share_removed"] = near["removed"] / max(
                 1, cleaned["kept"] - drops.get("exact_duplicate", 0)
             )
-        kept = phases.kept_documents(folder("clean"), list(drop_dirs.values()), cfg.ray)
+        dropped = sum(drops[reason] for reason in drop_dirs)
+        kept = phases.kept_documents(folder("clean"), list(drop_dirs.values()), dropped, cfg.ray)
 
         tokens_dir, plan, shards, tokenized = None, {}, [], None
         if cfg.tokenizer:

@@ -6,7 +6,7 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
-from raypipe import shards
+from raypipe import phases, shards
 from raypipe.config import build_config
 from raypipe.pipeline import Pipeline
 from raypipe.tokenizer import load_tokenizer
@@ -59,7 +59,7 @@ def test_round_trip_without_cleaning(local_ray, mini_corpus, tmp_path):
 
 
 def test_cleaning_keeps_each_document_once_and_accounts_for_the_rest(
-    local_ray, mini_corpus, tmp_path
+    local_ray, mini_corpus, tmp_path, monkeypatch
 ):
     manifest = run(mini_corpus, tmp_path)
     assert manifest["rejected"]["exact_duplicate"] == 1
@@ -76,6 +76,19 @@ def test_cleaning_keeps_each_document_once_and_accounts_for_the_rest(
     assert report["tokens"] == manifest["tokens"]
     assert 0.5 < report["sequence_utilization"] <= 1.0
     assert report["top_tokens"][0]["count"] >= report["top_tokens"][-1]["count"]
+
+    # Few drops are broadcast to the tasks, many go through a shuffle join: same documents.
+    clean, dedup = (str(next((tmp_path / "_work").glob(f"{p}-*"))) for p in ("clean", "dedup"))
+    config = build_config({"input": {"paths": ["unused"]}, "output": {"path": "unused"}})
+
+    def kept_ids():
+        kept = phases.kept_documents(clean, [dedup], 1, config.ray)
+        return sorted(row["id"] for row in kept.select_columns(["id"]).iter_rows())
+
+    broadcast = kept_ids()
+    monkeypatch.setattr(phases, "BROADCAST_DROPS", 0)
+    assert broadcast == kept_ids()
+    assert len(broadcast) == manifest["documents_out"] and duplicate["id"] not in broadcast
 
 
 def test_same_input_same_shards_and_resume(local_ray, mini_corpus, tmp_path):
