@@ -16,7 +16,7 @@ from raypipe.config import QualityConfig
 from raypipe.quality.c4 import clean_page
 from raypipe.quality.fineweb import fineweb_reason
 from raypipe.quality.gopher import quality_reason, repetition_reason
-from raypipe.quality.heuristic import heuristic_reason
+from raypipe.quality.heuristic import heuristic_reasons
 from raypipe.quality.perplexity import ByteLM
 from raypipe.quality.words import splitter
 
@@ -36,10 +36,8 @@ class Quality:
         self.lm = ByteLM.load(cfg.perplexity.model) if cfg.perplexity.enabled else None
 
     def judge(self, text: str, language: str | None) -> tuple[str | None, str]:
-        """(reason or None, the text as the rules leave it)."""
+        """(reason or None, the text as the word-counting rules leave it)."""
         cfg = self.cfg
-        if cfg.heuristic.enabled and (reason := heuristic_reason(text, cfg.heuristic)):
-            return reason, text
         words: list[str] | None = None
         for rule in self.word_rules:
             if language is not None and rule.languages and language not in rule.languages:
@@ -77,8 +75,15 @@ class Quality:
         reasons = np.full(batch.num_rows, None, dtype=object)
         scores = np.full(batch.num_rows, np.nan)
         changed_rows, changed_texts = [], []
-        for row, text, language in zip(rows.tolist(), texts, languages, strict=True):
-            reasons[row], kept = self.judge(text, language)
+        heuristic = (
+            heuristic_reasons(texts, self.cfg.heuristic)
+            if self.cfg.heuristic.enabled
+            else [None] * len(texts)
+        )
+        for row, text, language, reason in zip(
+            rows.tolist(), texts, languages, heuristic, strict=True
+        ):
+            reasons[row], kept = (reason, text) if reason else self.judge(text, language)
             if self.lm and reasons[row] is None:
                 reasons[row], scores[row] = self.perplexity(kept)
             if kept != text:

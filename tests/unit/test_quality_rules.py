@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from raypipe.batch import CORE_SCHEMA
 from raypipe.config import (
@@ -19,7 +21,7 @@ from raypipe.config import (
 from raypipe.quality.c4 import clean_page
 from raypipe.quality.fineweb import fineweb_reason
 from raypipe.quality.gopher import quality_reason, repetition_reason
-from raypipe.quality.heuristic import heuristic_reason
+from raypipe.quality.heuristic import heuristic_reason, heuristic_reasons
 from raypipe.quality.words import count_sentences, splitter
 from raypipe.stages.quality import Quality
 
@@ -88,6 +90,33 @@ def test_heuristic_caps_and_symbols():
     assert heuristic_reason("AB cd", cfg) is None  # 1/2
     assert heuristic_reason("ab ~~~~", cfg) == "heuristic:symbols"  # 4/6 > 0.3
     assert heuristic_reason("abcdefg ~~~", cfg) is None  # 3/10
+
+
+# Spaces of every kind, cased and uncased letters (titlecase Dž too), digits, underscores,
+# symbols, then any character at all.
+TRICKY = " \t\n\x1c\x85\xa0\u2003\u3000aZ\u01c4\u01c5\u01c6éÉßΣσ東1٣_~.,!-\u200b"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(st.one_of(st.sampled_from(TRICKY), st.characters(blacklist_categories=["Cs"]))),
+        max_size=8,
+    ),
+    st.integers(0, 4),
+)
+def test_batch_heuristic_equals_the_definition(texts, min_words):
+    for caps, symbols in ((0.5, 0.3), (0.0, 0.0), (1 / 3, 0.5)):
+        cfg = HeuristicConfig(
+            min_words=min_words, max_caps_word_ratio=caps, max_symbol_ratio=symbols
+        )
+        assert heuristic_reasons(texts, cfg) == [heuristic_reason(t, cfg) for t in texts]
+
+
+def test_batch_heuristic_titlecase_letter_is_not_shouting():
+    cfg = HeuristicConfig(min_words=0, max_caps_word_ratio=0.0)
+    texts = ["A\u01c5", "AB", "\u01c5"]  # str.isupper: False, True, False
+    assert heuristic_reasons(texts, cfg) == [None, "heuristic:caps_words", None]
 
 
 # --- gopher_quality ----------------------------------------------------------------------
