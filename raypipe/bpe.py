@@ -62,7 +62,8 @@ def _has_twin_shape(spec: dict) -> bool:
 
 
 def tiktoken_twin(tokenizer: Tokenizer) -> tiktoken.Encoding | None:
-    """An Encoding that gives `tokenizer`'s ids for every text, or None."""
+    """An Encoding that gives `tokenizer`'s ids (its shape allows no other, and a probe
+    text confirms), or None."""
     spec = json.loads(tokenizer.to_str())
     if not _has_twin_shape(spec):
         return None
