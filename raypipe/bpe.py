@@ -62,8 +62,8 @@ def _has_twin_shape(spec: dict) -> bool:
 
 
 def tiktoken_twin(tokenizer: Tokenizer) -> tiktoken.Encoding | None:
-    """An Encoding that gives `tokenizer`'s ids (its shape allows no other, and a probe
-    text confirms), or None."""
+    """An Encoding giving `tokenizer`'s ids, or None: its definition must have the shape
+    the twin reproduces, and both must encode a probe text alike."""
     spec = json.loads(tokenizer.to_str())
     if not _has_twin_shape(spec):
         return None
