@@ -505,7 +505,7 @@ class DedupConfig(Section):
 
 
 class TokenizeConfig(Section):
-    batch_size: int = Field(512, ge=1, le=65_536, description="Documents per tokenizer call (and per Arrow block of token lists)")
+    batch_size: int = Field(512, ge=1, le=65_536, description="Documents per tokenizer call")
 
 
 class PackConfig(Section):
