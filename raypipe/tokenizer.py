@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.resources
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import tiktoken
@@ -21,8 +22,12 @@ class LoadedTokenizer:
     tokenizer: Tokenizer
     eos_id: int
     sha256: str
-    # tiktoken's encoder when it gives this tokenizer's ids (GPT-2-style byte-level BPE).
-    twin: tiktoken.Encoding | None = field(default=None, compare=False)
+
+    @functools.cached_property
+    def twin(self) -> tiktoken.Encoding | None:
+        """tiktoken's encoder when it gives this tokenizer's ids (GPT-2-style byte-level
+        BPE); built on first use, so only the processes that encode pay for it."""
+        return bpe.tiktoken_twin(self.tokenizer)
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         """Token ids of each text, without special tokens around it."""
@@ -79,4 +84,4 @@ def load_tokenizer(spec: str, eos_token: str | None = None) -> LoadedTokenizer:
             "set eos_token to the tokenizer's end-of-document token"
         )
     digest = hashlib.sha256(tokenizer.to_str().encode()).hexdigest()
-    return LoadedTokenizer(tokenizer, eos_id, digest, bpe.tiktoken_twin(tokenizer))
+    return LoadedTokenizer(tokenizer, eos_id, digest)
