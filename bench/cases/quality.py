@@ -172,8 +172,7 @@ def run(quick: bool) -> str:
     started = time.perf_counter()
     peer = run_peer(
         PEER,
-        # one timed pass: datatrove takes minutes per MB here
-        {"texts": texts, "repeats": 1, "fineweb_dup_chars": FINEWEB_DUP_CHARS},
+        {"texts": texts, "repeats": repeats, "fineweb_dup_chars": FINEWEB_DUP_CHARS},
         cpus=1,
     )
     peer_wall = time.perf_counter() - started
@@ -222,8 +221,9 @@ def report(
         "Timed runs of raypipe start with an empty chunk cache. FineWeb's duplicated-line "
         f"threshold is the paper's {FINEWEB_DUP_CHARS} on both sides (datatrove's default is "
         "0.01). The known ways the two can differ (none occurred here) are listed in "
-        "docs/quality.md. The peer ran in its own environment, one timed pass "
-        f"(wall time with start-up {peer_wall:.0f} s). Rates are MB per CPU second of the "
+        "docs/quality.md. The peer ran in its own environment after a warm-up "
+        f"(wall time with start-up {peer_wall:.0f} s); {len(rows[0].seconds)} timed run(s) of "
+        "each row. Rates are MB per CPU second of the "
         "measuring process; load average of the machine when the case ended: "
         f"{os.getloadavg()[0]:.0f} on {os.cpu_count()} cores.",
     ]

@@ -212,7 +212,6 @@ def run(quick: bool) -> str:
             "",
             throughput,
             "",
-            f"Wall time of this case: {time.perf_counter() - started:,.0f} s. "
-            'Reproduce: `python -c "from bench.cases import sft; print(sft.run(quick=False))"`.',
+            f"Wall time of this case: {time.perf_counter() - started:,.0f} s.",
         ]
     )

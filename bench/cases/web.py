@@ -23,7 +23,15 @@ from pathlib import Path
 import pyarrow as pa
 import zstandard
 
-from bench.common import Measurement, iter_jsonl_zst, measure, ratio_table, run_peer, shared
+from bench.common import (
+    REPEATS,
+    Measurement,
+    iter_jsonl_zst,
+    measure,
+    ratio_table,
+    run_peer,
+    shared,
+)
 from raypipe.batch import CORE_SCHEMA
 from raypipe.config import ExtractConfig, InputConfig, LangidConfig
 from raypipe.io.readers import read_file
@@ -116,21 +124,21 @@ def extraction_speed(pages: list[bytes]) -> tuple[str, str]:
     n = len(pages)
     rows = []
     for engine, raw in (("resiliparse", _raw_resiliparse), ("trafilatura", _raw_trafilatura)):
-        repeats = 3 if engine == "resiliparse" else 1
-        rows.append(measure(f"{engine} (library)", n, lambda r=raw: r(pages), repeats))
+        rows.append(measure(f"{engine} (library)", n, lambda r=raw: r(pages)))
         rows.append(
             measure(
                 f"raypipe extract, {engine}",
                 n,
                 lambda e=engine: stage_texts(e, pages),
-                repeats,
                 note="decode, extract, title, NFC, Arrow in/out",
             )
         )
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump([p.decode("utf-8", "replace") for p in pages], handle)
     timeout = 60.0  # FineWeb keeps datatrove's 1 s; a loaded machine would time pages out
-    peer = run_peer(DATATROVE, {"pages": handle.name, "repeats": 1, "timeout": timeout}, cpus=1)
+    peer = run_peer(
+        DATATROVE, {"pages": handle.name, "repeats": REPEATS, "timeout": timeout}, cpus=1
+    )
     Path(handle.name).unlink()
     note = f"run() with its per-page sandbox; {peer['kept']} of {n} pages kept"
     rows.append(Measurement("datatrove Trafilatura", n, peer["seconds"], note))

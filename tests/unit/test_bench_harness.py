@@ -169,12 +169,12 @@ def test_scaling_findings_flag_a_driver_that_grows_and_a_stuck_configuration():
     results = {(1, 2): (2.0, 400.0), (16, 2): (3.0, 900.0)}
     stalled = {1: "1 CPU(s) did not finish 1x (0.3 MB) in 900 s"}
 
-    lines = findings(results, stalled)
+    lines = findings(results, stalled, (1, 4, 16))
 
     assert lines[0].startswith("- **1 CPU(s) did not finish 1x")
     assert "2.25x** — **it grows with the input**" in lines[1]
     assert len(lines) == 2  # no 1-vs-2 CPU speedup without a 1-CPU result
-    flat = findings({(1, 2): (2.0, 400.0), (16, 2): (3.0, 420.0)}, {})
+    flat = findings({(1, 2): (2.0, 400.0), (16, 2): (3.0, 420.0)}, {}, (1, 16))
     assert flat == [
         "- Driver peak RSS on 2 CPU(s), 16x over 1x input: **1.05x** — flat: the driver does not hold the corpus."
     ]
