@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import pickle
 import re
 import statistics
 import tarfile
@@ -32,6 +33,7 @@ from bench.common import (
     run_peer,
     shared,
 )
+from bench.profile import profile_script
 from raypipe.batch import CORE_SCHEMA
 from raypipe.config import ExtractConfig, InputConfig, LangidConfig
 from raypipe.io.readers import read_file
@@ -142,12 +144,48 @@ def extraction_speed(pages: list[bytes]) -> tuple[str, str]:
     Path(handle.name).unlink()
     note = f"run() with its per-page sandbox; {peer['kept']} of {n} pages kept"
     rows.append(Measurement("datatrove Trafilatura", n, peer["seconds"], note))
-    table_by_engine = [
+    tables = [
         ratio_table("pages/s", rows[:2], "resiliparse (library)"),
-        ratio_table("pages/s", [rows[2], rows[3], rows[4]], "trafilatura (library)"),
+        ratio_table("pages/s", rows[2:], "trafilatura (library)"),
     ]
+    for engine, ours, others in (
+        ("resiliparse", rows[1], rows[:1]),
+        ("trafilatura", rows[3], [rows[2], rows[4]]),
+    ):
+        tables += slower_than(engine, ours, others, pages)
     note = f"{n} pages of trafilatura's evaluation set, {megabytes:.1f} MB of HTML"
-    return "\n\n".join(table_by_engine), note
+    return "\n\n".join(tables), note
+
+
+# The stage alone, for its profile where a peer extracts faster.
+PROFILED_STAGE = """
+import json, pickle, sys
+from bench.cases.web import stage_texts
+p = json.load(sys.stdin)
+pages = pickle.loads(open(p["pages"], "rb").read())
+for _ in range(p["repeats"]):
+    stage_texts(p["engine"], pages)
+"""
+
+
+def slower_than(
+    engine: str, ours: Measurement, others: list[Measurement], pages: list[bytes]
+) -> list[str]:
+    """A plain statement and the stage's profile where another row extracts faster."""
+    faster = [row for row in others if row.rate > ours.rate]
+    if not faster:
+        return []
+    with tempfile.NamedTemporaryFile(suffix=".pickle") as handle:
+        handle.write(pickle.dumps(pages))
+        handle.flush()
+        payload = {"pages": handle.name, "engine": engine, "repeats": REPEATS}
+        profile = profile_script(PROFILED_STAGE, payload, cpus=1)
+    versus = ", ".join(f"{row.system} {row.rate:,.2f}" for row in faster)
+    return [
+        f"**raypipe's extract stage with {engine} is slower here**: {ours.rate:,.2f} pages/s "
+        f"against {versus}. Profile of the stage on these pages (py-spy, 1 core):",
+        profile,
+    ]
 
 
 # -- extraction quality ----------------------------------------------------------------
