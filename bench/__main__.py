@@ -32,6 +32,10 @@ BENCHMARKS = ROOT / "BENCHMARKS.md"
 TIMEOUT_SECONDS = {"quick": 3600, "full": 4 * 3600}
 LOG_TAIL_LINES = 40
 BUSY_LOAD_PER_CORE = 2  # a load average above this many per core is flagged in the section
+# The words a case writes where raypipe is slower than a peer, and the harness where a case
+# failed: the summary at the top of BENCHMARKS.md collects the lines that hold them.
+SLOWER = "slower here"
+FAILED = "This case failed"
 
 
 @dataclass(frozen=True)
@@ -123,13 +127,27 @@ def failed_section(name: str, failure: str, log: Path, stamp: str) -> str:
             "",
             stamp,
             "",
-            f"**This case failed ({failure}); it has no figures.** The end of its output:",
+            f"**{FAILED} ({failure}); it has no figures.** The end of its output:",
             "",
             "```",
             *tail,
             "```",
         ]
     )
+
+
+def slower_lines(sections: list[str]) -> list[str]:
+    """Every line of the sections that says raypipe is slower (or that a case failed),
+    with its section's title: the list a reader should see first."""
+    found = []
+    for section in sections:
+        title, *lines = section.splitlines()
+        found += [
+            f"- {title.removeprefix('## ')}: {line.strip().removeprefix('- ')}"
+            for line in lines
+            if SLOWER in line or FAILED in line
+        ]
+    return found or ["- Nowhere: raypipe is at least as fast as every peer below."]
 
 
 def write_benchmarks(names: list[str], command: str, layout: Layout) -> str:
@@ -152,6 +170,9 @@ def write_benchmarks(names: list[str], command: str, layout: Layout) -> str:
             describe_machine(),
             "## Inputs",
             describe_inputs(layout.inputs),
+            "## Where raypipe is slower",
+            "Each line below is from the section it names, which shows the profile behind it.",
+            "\n".join(slower_lines(sections)),
             *sections,
         ]
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from bench.__main__ import Layout, discover, main, run, write_benchmarks
+from bench.__main__ import Layout, discover, main, run, slower_lines, write_benchmarks
 from bench.cases.scaling import findings
 from bench.common import run_script
 from bench.profile import top_lines
@@ -60,6 +60,24 @@ def test_a_failing_case_reports_its_error_and_the_run_goes_on(tmp_path):
     assert "## Machine" in text and "| cores |" in text and "| Ray |" in text
     assert "| `tiny.jsonl.zst` |" in text and "| 3 |" in text  # documents counted
     assert text.index("## a_broken") < text.index("## Good case")
+    summary = text[text.index("## Where raypipe is slower") : text.index("## a_broken")]
+    assert "- a_broken: **This case failed (exit status 1)" in summary
+    assert "Good case" not in summary
+
+
+def test_the_summary_lists_every_line_that_says_raypipe_is_slower():
+    sections = [
+        "## Tokenize\n\n| a | b |\n- raypipe runs at **0.80x**: **raypipe is slower here**.",
+        "## Dedup\n\nraypipe runs at 3.00x.",
+        "## Web\n\n**raypipe's extract stage is slower here**: 2 pages/s against 3.",
+    ]
+    assert slower_lines(sections) == [
+        "- Tokenize: raypipe runs at **0.80x**: **raypipe is slower here**.",
+        "- Web: **raypipe's extract stage is slower here**: 2 pages/s against 3.",
+    ]
+    assert slower_lines(sections[1:2]) == [
+        "- Nowhere: raypipe is at least as fast as every peer below."
+    ]
 
 
 def test_full_results_win_over_quick_ones(tmp_path):
