@@ -16,6 +16,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
+# Benchmarks also measure the optional semantic dedup of fine-tuning data.
+$(VENV)/.semantic: $(VENV)/.installed
+	$(BIN)/pip install -q -e ".[test,semantic]"
+	touch $@
+
 ## Run the main job end to end on the bundled sample corpus (local Ray, local output).
 demo: install
 	$(BIN)/raypipe run examples/demo.yaml --set output.path=$(DEMO_OUT)
@@ -30,10 +35,10 @@ lint: install
 	$(BIN)/ruff format --check raypipe tests bench jobs
 
 ## Benchmarks beside peers and ceilings (reads ../shared/data); writes BENCHMARKS.md.
-bench: install
+bench: $(VENV)/.semantic
 	$(BIN)/python -m bench run
 
-bench-quick: install
+bench-quick: $(VENV)/.semantic
 	$(BIN)/python -m bench run --quick
 
 clean:

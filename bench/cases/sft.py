@@ -141,6 +141,13 @@ def _growth(sizes: tuple[int, ...], make: Callable, step: Callable) -> list[tupl
 
 
 def run(quick: bool) -> str:
+    try:
+        import faiss
+    except ImportError:
+        raise SystemExit(
+            "the sft case measures the semantic extra: pip install -e '.[semantic]' "
+            "(make bench does)"
+        ) from None
     sizes = SIZES[quick]
     config = load_sft_config(None)
 
@@ -152,14 +159,10 @@ def run(quick: bool) -> str:
         return len(dedup.semantic_pairs(vectors, 0.95, 8))
 
     def exhaustive(vectors: np.ndarray) -> int:
-        import faiss
-
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
         limits, _, _ = index.range_search(vectors, 0.95)
         return (int(limits[-1]) - len(vectors)) // 2  # each pair twice, each vector itself
-
-    import faiss
 
     faiss.omp_set_num_threads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
