@@ -115,9 +115,14 @@ def ratio_table(unit: str, rows: list[Measurement], baseline: str) -> str:
         median, low, high = row.rates
         lines.append(
             f"| {row.system} | {median:,.2f} | {low:,.2f} | {high:,.2f} | "
-            f"{median / base:.2f}x | {row.note} |"
+            f"{ratio(median / base)} | {row.note} |"
         )
     return "\n".join(lines)
+
+
+def ratio(value: float) -> str:
+    """`1.25x`; two significant digits below 0.1, where two decimals would show `0.00x`."""
+    return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
 
 
 def peer_python() -> Path:

@@ -450,7 +450,8 @@ def signature_table(rows: list[dict], quick: bool) -> str:
     return (
         ratio_table("MB/s", [ours, classic], ours.system)
         + f"\n\nThe sha256-per-hash MinHash would sign these {ours.work:,.0f} MB in "
-        f"{hours:,.1f} hours of one core; raypipe signs them in {ours.work / ours.rate:,.0f} s."
+        f"{hours:,.1f} hours of one core; raypipe signs them in {ours.work / ours.rate:,.0f} s "
+        f"({ours.rate / classic.rate:,.0f}x as fast)."
     )
 
 

@@ -9,7 +9,7 @@ import zstandard
 
 from bench.__main__ import Layout, discover, main, run, slower_lines, write_benchmarks
 from bench.cases.scaling import findings
-from bench.common import run_script
+from bench.common import ratio, run_script
 from bench.profile import top_lines
 from bench.runs import FILES, write_slice
 
@@ -196,3 +196,7 @@ def test_scaling_findings_flag_a_driver_that_grows_and_a_stuck_configuration():
     assert flat == [
         "- Driver peak RSS on 2 CPU(s), 16x over 1x input: **1.05x** — flat: the driver does not hold the corpus."
     ]
+
+
+def test_ratios_far_below_one_keep_two_significant_digits():
+    assert [ratio(x) for x in (3.456, 0.1, 0.0027)] == ["3.46x", "0.10x", "0.0027x"]
