@@ -120,6 +120,7 @@ print(json.dumps({
     "documents_in": manifest["documents_in"],
     "documents_out": manifest["documents_out"],
     "tokens": manifest["tokens"],
+    "step_seconds": manifest["step_seconds"],
     "driver_peak_mb": rss_kb(os.getpid(), "VmHWM") / 1024,
     "workers_peak_mb": peak["workers_kb"] / 1024,
     "worker_peak_mb": peak["worker_kb"] / 1024,

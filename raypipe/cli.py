@@ -78,6 +78,8 @@ def _summary(manifest: dict) -> Table:
         table.add_row(
             "time", f"{seconds:,.1f} s ({manifest['documents_in'] / seconds:,.0f} docs/s)"
         )
+        for step, took in manifest.get("step_seconds", {}).items():
+            table.add_row(f"  {step}", f"{took:,.1f} s")
     return table
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,7 @@ class Pipeline:
     def __init__(self, cfg: PipelineConfig, log=print):
         self.cfg, self.log = cfg, log
         self.mixture = mix.sources(cfg)
+        self.step_seconds: dict[str, float] = {}  # wall time of each step of the last run
 
     @classmethod
     def from_yaml(
@@ -148,23 +151,34 @@ class Pipeline:
             self.log("3/3 mix, pack and write shards")
             loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
             out_tokens = sum(r["tokens_out"] for r in outcome.values())
-            shards = phases.pack(cfg, tokens_dir, plan, out_tokens, loaded, run_fp)
+            with self._clock("pack"):
+                shards = phases.pack(cfg, tokens_dir, plan, out_tokens, loaded, run_fp)
         else:
             self.log("3/3 write cleaned documents")
-            phases.write_documents(kept, cfg)
-        phases.write_ledger(out, folder("clean"), drop_dirs, tokens_dir, plan, cfg.seed)
+            with self._clock("write documents"):
+                phases.write_documents(kept, cfg)
+        with self._clock("rejects ledger"):
+            phases.write_ledger(out, folder("clean"), drop_dirs, tokens_dir, plan, cfg.seed)
         manifest = build_manifest(
             cfg, cleaned, drops, tokenized, plan, self.mixture, shards, run_fp, len(files), near
         )
         manifest["seconds"] = time.time() - started
+        manifest["step_seconds"] = self.step_seconds
         return manifest
+
+    @contextmanager
+    def _clock(self, step: str) -> Iterator[None]:
+        started = time.perf_counter()
+        yield
+        self.step_seconds[step] = round(time.perf_counter() - started, 3)
 
     def _phase(self, title: str, folder: str, work) -> dict:
         """Run a phase unless its checkpoint is committed; return its committed counts."""
         if (counts := checkpoint.committed(folder)) is None:
             self.log(f"phase {title}")
             storage.remove(folder)
-            counts = work(folder)
+            with self._clock(title.split(" ", 1)[1]):  # a resumed phase takes no time
+                counts = work(folder)
             checkpoint.commit(folder, counts)
         return counts
 

@@ -188,7 +188,10 @@ def compare(slice_mb: int) -> list[str]:
         *tables,
         f"- Time per run: raypipe {min(ours['seconds']):.1f}–{max(ours['seconds']):.1f} s, "
         f"datatrove {min(peer['seconds']):.1f}–{max(peer['seconds']):.1f} s. Starting the "
-        f"local Ray took {ours['ray_start']:.1f} s once, outside the timed runs.\n"
+        f"local Ray took {ours['ray_start']:.1f} s once, outside the timed runs. raypipe's "
+        "steps in its last run (manifest `step_seconds`): "
+        + ", ".join(f"{step} {took:.1f} s" for step, took in ours["step_seconds"].items())
+        + ".\n"
         f"- Documents: {ours['documents_in']:,} in, {ours['documents_out']:,} out of raypipe. "
         f"Tokens out: raypipe {ours['tokens']:,}, datatrove {peer['tokens']:,} "
         + (

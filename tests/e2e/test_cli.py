@@ -72,6 +72,7 @@ def test_run_prints_summary_and_paths(tmp_path, mini_corpus):
     assert f"manifest: {out}/manifest.json" in done.stdout
     assert f"shards:   {out}/shards/" in done.stdout
     assert "documents in" in done.stderr and "exact_duplicate" in done.stderr
+    assert "  tokenize" in done.stderr and "  pack" in done.stderr  # each step's time
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["seq_len"] == 512
     assert f"report:   {out}/report.html" in done.stdout

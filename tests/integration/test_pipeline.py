@@ -101,6 +101,10 @@ def test_same_input_same_shards_and_resume(local_ray, mini_corpus, tmp_path):
         (tmp_path / "a" / "shards" / f"{shards.shard_name(1)}.{suffix}").unlink()
     resumed = run(mini_corpus, tmp_path / "a")
     assert [s["sha256"] for s in resumed["shards"]] == [s["sha256"] for s in first["shards"]]
+    # Each step's wall time; the resumed run redid only packing and the ledger.
+    steps = ["read and clean", "deduplicate", "tokenize", "pack", "rejects ledger"]
+    assert list(first["step_seconds"]) == steps and min(first["step_seconds"].values()) > 0
+    assert list(resumed["step_seconds"]) == ["pack", "rejects ledger"]
     again = run(mini_corpus, tmp_path / "a")
     assert again["shards"] == first["shards"]
 
@@ -109,6 +113,7 @@ def test_without_tokenizer_writes_clean_documents(local_ray, mini_corpus, tmp_pa
     manifest = run(mini_corpus, tmp_path, tokenizer=None)
     documents = pq.read_table(tmp_path / "documents")
     assert documents.num_rows == manifest["documents_out"]
+    assert "write documents" in manifest["step_seconds"] and "pack" not in manifest["step_seconds"]
     assert {"id", "text", "source", "url"} <= set(documents.column_names)
     assert not {"uid", "reason", "text_hash"} & set(documents.column_names)
     assert_accounted(manifest, tmp_path)
