@@ -93,6 +93,7 @@ class Pipeline:
 
     def run(self) -> dict:
         cfg, out, started = self.cfg, self.cfg.output.path, time.time()
+        self.step_seconds = {}
         files = self.input_files()
         lists = lists_in_use([source.stages.content for source in self.mixture])
         clean_fp, run_fp = checkpoint.fingerprints(cfg, [(f.uri, f.size) for f in files] + lists)
