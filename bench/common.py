@@ -91,16 +91,28 @@ class Measurement:
         return statistics.median(values), values[0], values[-1]
 
 
+def slow_repeats(quick: bool) -> int:
+    """Timed runs of a system that takes minutes: REPEATS in a full run, one in a quick run."""
+    return 1 if quick else REPEATS
+
+
 def measure(
-    system: str, work: float, fn: Callable[[], object], repeats: int = REPEATS, note: str = ""
+    system: str,
+    work: float,
+    fn: Callable[[], object],
+    repeats: int = REPEATS,
+    note: str = "",
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Measurement:
-    """Time `fn` `repeats` times (after one untimed warm-up call)."""
+    """Time `fn` `repeats` times (after one untimed warm-up call). With
+    `clock=time.process_time`, CPU seconds of this process: on a shared machine the wall
+    clock mostly measures the neighbours (for systems that run on this one thread)."""
     fn()
     result = Measurement(system, work, note=note)
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        result.seconds.append(time.perf_counter() - start)
+        result.seconds.append(clock() - start)
     return result
 
 

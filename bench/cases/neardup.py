@@ -22,7 +22,15 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-from bench.common import REPEATS, Measurement, iter_jsonl_zst, ratio_table, run_peer, shared
+from bench.common import (
+    Measurement,
+    iter_jsonl_zst,
+    measure,
+    ratio_table,
+    run_peer,
+    shared,
+    slow_repeats,
+)
 from raypipe.batch import CORE_SCHEMA
 from raypipe.config import DedupConfig, NearDedupConfig
 from raypipe.dedup.exact import DedupKeys
@@ -36,7 +44,6 @@ BATCH = 256
 WORD = re.compile(r"[^\W_]+")
 S_CURVE_POINTS = (0.5, 0.7, 0.8, 0.9)
 ACTOR_GB = 4  # memory of one shard actor in the cluster sized for 1B documents
-RUNS = {True: 1, False: REPEATS}  # the peers' whole runs take minutes on the full corpus
 CLASSIC_DOCUMENTS = {True: 20, False: 60}  # the sha256-per-hash MinHash's slice
 
 
@@ -420,14 +427,9 @@ def classic_signature(text: str) -> list[int]:
 
 
 def cpu_rate(system: str, texts: list[str], sign: Callable[[list[str]], object], note: str):
-    """MB per CPU-second of `sign` over `texts`, REPEATS times after a warm-up call."""
-    result = Measurement(system, sum(len(t.encode()) for t in texts) / 1e6, note=note)
-    sign(texts[:8])
-    for _ in range(REPEATS):
-        start = time.process_time()
-        sign(texts)
-        result.seconds.append(time.process_time() - start)
-    return result
+    """MB per CPU-second of `sign` over `texts`."""
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    return measure(system, mb, lambda: sign(texts), note=note, clock=time.process_time)
 
 
 def signature_table(rows: list[dict], quick: bool) -> str:
@@ -503,12 +505,12 @@ def run(quick: bool) -> str:
     documents = len(rows) + len(planted)
 
     ours = Measurement("raypipe (in process)", mb, note="1 core")
-    for _ in range(RUNS[quick]):
+    for _ in range(slow_repeats(quick)):
         start = time.process_time()
         removed, stats = raypipe_dedup(path)
         ours.seconds.append(time.process_time() - start)
-    sketch = run_peer(DATASKETCH, {"path": str(path), "repeats": RUNS[quick]}, cpus=1)
-    trove = run_peer(DATATROVE, {"folder": str(folder), "repeats": RUNS[quick]}, cpus=1)
+    sketch = run_peer(DATASKETCH, {"path": str(path), "repeats": slow_repeats(quick)}, cpus=1)
+    trove = run_peer(DATATROVE, {"folder": str(folder), "repeats": slow_repeats(quick)}, cpus=1)
     peers = [
         Measurement("datasketch MinHashLSH", mb, sketch["seconds"], "1 process, no verification"),
         Measurement("datatrove 4-stage MinHash", mb, trove["seconds"], "1 worker"),
@@ -527,7 +529,7 @@ def run(quick: bool) -> str:
             f"replaced to hit a chosen 5-gram Jaccard; {mb:,.1f} MB of JSONL, one core each.",
             "### End-to-end speed (read, signatures, LSH, components, removal)",
             "Rates are MB per CPU-second (process and children), so that they measure one core "
-            f"even when the machine is shared; {RUNS[quick]} run(s) of each.",
+            f"even when the machine is shared; {slow_repeats(quick)} run(s) of each.",
             ratio_table("MB/s", [ours, *peers], "raypipe (in process)"),
             "### Accuracy on planted pairs (truth: exact 5-gram Jaccard >= 0.8)",
             "All planted pairs (a fifth of them aimed at J = 0.8 itself, where a 112-minimum "

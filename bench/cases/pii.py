@@ -14,7 +14,7 @@ import pyarrow as pa
 import tldextract
 import zstandard
 
-from bench.common import Measurement, iter_jsonl_zst, ratio_table, shared
+from bench.common import iter_jsonl_zst, measure, ratio_table, shared, slow_repeats
 from raypipe.batch import CORE_SCHEMA
 from raypipe.config import PiiConfig
 from raypipe.pii.detect import ENTITIES, SPACY_MODEL
@@ -27,8 +27,6 @@ INPUTS = {
     "bench/gutenberg_en_docs.jsonl.zst": (40, 400),
 }
 PRESIDIO_BYTES = (300_000, 60_000)  # Presidio is ~100x slower: it gets a prefix (same for all)
-REPEATS = 3
-SLOW_REPEATS = {True: 1, False: REPEATS}  # Presidio and PERSON on: a quick run times them once
 # The ceiling: one compiled regex per entity, no validation, no context.
 PLAIN = {
     "EMAIL_ADDRESS": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
@@ -126,18 +124,6 @@ def accuracy(analyzer) -> str:
     )
 
 
-def cpu_measure(system: str, mb: float, fn: Callable[[], object], repeats: int) -> Measurement:
-    """Like bench.common.measure, but in CPU seconds of this process: on a shared machine
-    wall time measures the neighbours; every system here runs on one thread."""
-    fn()
-    result = Measurement(system, mb)
-    for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        result.seconds.append(time.process_time() - start)
-    return result
-
-
 def fresh(stage: Pii, batch: pa.Table) -> Callable[[], object]:
     """One run of the stage with its per-worker caches emptied (no free repeats)."""
 
@@ -178,18 +164,30 @@ def throughput(
     mb = sum(len(t.encode()) for t in texts) / 1e6
     mb_prefix = size / 1e6
     batch, batch_prefix = batch_of(texts), batch_of(prefix)
+    # CPU seconds of this process: every system here runs on one thread.
+    cpu = {"clock": time.process_time}
+    whole = f"{mb:.1f} MB, {len(texts):,} documents"
+    first = f"first {mb_prefix:.2f} MB of the same documents"
     rows = [
-        cpu_measure("raypipe pii, PERSON off", mb, fresh(structured, batch), REPEATS),
-        cpu_measure(
-            "raypipe pii, PERSON on", mb_prefix, fresh(with_names, batch_prefix), slow_repeats
+        measure("raypipe pii, PERSON off", mb, fresh(structured, batch), note=whole, **cpu),
+        measure(
+            "raypipe pii, PERSON on",
+            mb_prefix,
+            fresh(with_names, batch_prefix),
+            slow_repeats,
+            note=first,
+            **cpu,
         ),
-        cpu_measure(
-            "Presidio Analyzer+Anonymizer", mb_prefix, lambda: presidio_mask(prefix), slow_repeats
+        measure(
+            "Presidio Analyzer+Anonymizer",
+            mb_prefix,
+            lambda: presidio_mask(prefix),
+            slow_repeats,
+            note=first,
+            **cpu,
         ),
-        cpu_measure("plain compiled regex masker", mb, lambda: plain_mask(texts), REPEATS),
+        measure("plain compiled regex masker", mb, lambda: plain_mask(texts), **cpu),
     ]
-    rows[0].note = f"{mb:.1f} MB, {len(texts):,} documents"
-    rows[1].note = rows[2].note = f"first {mb_prefix:.2f} MB of the same documents"
     counts = structured(batch)
     masked = {
         name[4:]: sum(counts[name].to_pylist())
@@ -208,7 +206,7 @@ def run(quick: bool) -> str:
     pick = 1 if quick else 0
     sections = [
         throughput(
-            path, every[pick], PRESIDIO_BYTES[pick], SLOW_REPEATS[quick], analyzer, anonymizer
+            path, every[pick], PRESIDIO_BYTES[pick], slow_repeats(quick), analyzer, anonymizer
         )
         for path, every in INPUTS.items()
     ]

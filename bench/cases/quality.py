@@ -10,7 +10,15 @@ from collections import Counter
 
 import pyarrow as pa
 
-from bench.common import Measurement, iter_jsonl_zst, ratio_table, run_peer, shared
+from bench.common import (
+    Measurement,
+    iter_jsonl_zst,
+    measure,
+    ratio_table,
+    run_peer,
+    shared,
+    slow_repeats,
+)
 from raypipe.batch import CORE_SCHEMA
 from raypipe.config import QualityConfig
 from raypipe.quality.c4 import clean_page
@@ -125,24 +133,21 @@ def judge_all(texts: list[str], cfg: QualityConfig) -> Decisions:
 
 
 def measure_cpu(system: str, work: float, fn, repeats: int, note: str = "") -> Measurement:
-    """CPU seconds of this process for `fn` (after one untimed warm-up), each run starting
-    with the word splitter's chunk cache empty, as on a fresh worker (spaCy's rules stay
-    loaded, as datatrove's tokenizer stays loaded after its warm-up). CPU time, not wall
-    time: on a shared machine the wall clock mostly measures the neighbours."""
-    fn()
-    result = Measurement(system, work, note=note)
-    for _ in range(repeats):
+    """CPU seconds of this process for `fn`, each run starting with the word splitter's chunk
+    cache empty, as on a fresh worker (spaCy's rules stay loaded, as datatrove's tokenizer
+    stays loaded after its warm-up)."""
+
+    def fresh():
         splitter()._chunks.clear()
-        start = time.process_time()
         fn()
-        result.seconds.append(time.process_time() - start)
-    return result
+
+    return measure(system, work, fresh, repeats, note, clock=time.process_time)
 
 
 def run(quick: bool) -> str:
     texts, described = documents(quick)
     mb = sum(len(t.encode()) for t in texts) / 1e6
-    repeats = 1 if quick else 3
+    repeats = slow_repeats(quick)
     cfg = config()
 
     mine = judge_all(texts, cfg)

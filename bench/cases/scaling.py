@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from bench.common import CACHE, REPEATS, Measurement, run_script, shared
+from bench.common import CACHE, Measurement, run_script, shared, slow_repeats
 from bench.runs import FILES, RAYPIPE_RUN, write_slice
 
 INPUT = "bench/gutenberg_en_docs.jsonl.zst"
@@ -13,8 +13,6 @@ BASE_MB = {True: 0.25, False: 6}
 # A quick run leaves out 4x: each configuration pays for its own Ray's start.
 SIZES = {True: (1, 16), False: (1, 4, 16)}
 CPUS = (2, 1)
-# Six configurations, each on its own Ray: a quick run times one cold run of each.
-RUNS = {True: 1, False: REPEATS}
 # A configuration still running after this is reported as unfinished, and the larger
 # inputs are not tried on that many CPUs.
 RUN_TIMEOUT = {True: 15 * 60, False: 60 * 60}
@@ -49,7 +47,8 @@ def run(quick: bool) -> str:
             "input": str(folder),
             "out": str(scratch / f"out-{size}x-{cpus}"),
             "cpus": cpus,
-            "repeats": RUNS[quick],
+            # Each configuration on its own Ray: a quick run times one cold run of each.
+            "repeats": slow_repeats(quick),
             "warm_up": not quick,
             "set": {},
         }
@@ -83,7 +82,7 @@ def run(quick: bool) -> str:
             ".jsonl.zst files. The whole run (normalize, quality, exact dedup, tokenize, pack, "
             "ledger, report, manifest) on a local Ray (2 logical CPUs, at most CPUs actors "
             "per stage), the driver "
-            f"and all of Ray pinned to that many cores; rates over {RUNS[quick]} run(s)"
+            f"and all of Ray pinned to that many cores; rates over {slow_repeats(quick)} run(s)"
             + ("" if quick else " after a warm-up run")
             + " (Ray's start not included). Peak RSS: the driver's own high-water mark; "
             "all of Ray's processes (raylet, GCS, workers) summed at the worst sample "
