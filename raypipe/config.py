@@ -161,6 +161,11 @@ class HeuristicConfig(Section):
         description="Share of non-space characters that are neither letters nor digits "
         "above: heuristic:symbols",
     )
+    languages: list[str] = Field(
+        default_factory=list,
+        description="Languages (the `language` column) the heuristic applies to; others pass "
+        "it. Empty = all",
+    )
 
 
 def _languages(filter_name: str) -> Any:
@@ -574,6 +579,35 @@ class RayConfig(Section):
     batch_docs: int = Field(256, ge=1, le=65_536, description="Documents per cleaning batch")
 
 
+class Resources(Section):
+    """What each actor of a stage's own pool reserves from Ray (as `ray.remote` does)."""
+
+    num_cpus: float = Field(1, ge=0, description="CPUs per actor of the stage's pool")
+    num_gpus: float = Field(
+        0, ge=0, description="GPUs per actor; a stage that asks for one runs only where one is"
+    )
+    memory: int | None = Field(None, ge=0, description="Bytes of RAM per actor; unset = none")
+
+
+class UserStage(Section):
+    use: str = Field(
+        pattern=r"^[\w.]+:\w+$",
+        description="`module:Class` of a raypipe Filter (or of a stage called on batches), "
+        "importable on the workers",
+    )
+    after: Literal["extract", "normalize", "langid", "content", "quality", "pii"] = Field(
+        "quality", description="The built-in stage it runs after (in place when that one is off)"
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword arguments of the class"
+    )
+    resources: Resources | None = Field(
+        None,
+        description="Run it in its own actor pool with these resources; unset = beside "
+        "the built-in stages",
+    )
+
+
 class PipelineConfig(Section):
     input: InputConfig = InputConfig()
     sources: list[SourceConfig] = Field(
@@ -596,6 +630,9 @@ class PipelineConfig(Section):
     content: ContentConfig = ContentConfig()
     quality: QualityConfig = QualityConfig()
     pii: PiiConfig = PiiConfig()
+    stages: list[UserStage] = Field(
+        default_factory=list, description="Your own stages, each placed after a built-in one"
+    )
     dedup: DedupConfig = DedupConfig()
     tokenize: TokenizeConfig = TokenizeConfig()
     pack: PackConfig = PackConfig()
@@ -621,6 +658,11 @@ class PipelineConfig(Section):
             raise ValueError("sources with share or epochs mix tokens: set a tokenizer")
         if self.output.format == "megatron" and not self.tokenizer:
             raise ValueError("output.format megatron writes tokens: set a tokenizer")
+        if self.output.format in ("parquet", "jsonl") and self.tokenizer:
+            raise ValueError(
+                f"output.format {self.output.format} writes cleaned documents, not tokens: "
+                "unset the tokenizer (tokenizer: null) or choose native or megatron"
+            )
         if self.content.url_rules and "url" not in self.input.keep_fields:
             raise ValueError(
                 "content URL lists match the `url` field: keep it in input.keep_fields"
@@ -710,8 +752,9 @@ def reference_rows(model: type[BaseModel] = PipelineConfig, prefix: str = "") ->
             continue
         item = getattr(annotation, "__args__", (None,))[0]
         if isinstance(item, type) and issubclass(item, BaseModel):
-            rows.append(f"| `{key}` | `[]` |  | {field.description} |")
-            rows.extend(reference_rows(item, f"{key}[]."))
+            optional = type(None) in annotation.__args__  # `Model | None`: a section or null
+            rows.append(f"| `{key}` | `{'null' if optional else '[]'}` |  | {field.description} |")
+            rows.extend(reference_rows(item, f"{key}." if optional else f"{key}[]."))
             continue
         default = (
             "required" if field.is_required() else field.get_default(call_default_factory=True)

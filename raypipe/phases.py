@@ -22,13 +22,13 @@ from raypipe import checkpoint, mix
 from raypipe.accounting import merge_tallies, tally_block
 from raypipe.batch import alive
 from raypipe.boundary import boundary_table
-from raypipe.config import PipelineConfig, RayConfig
+from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
-from raypipe.runtime import actor_pool, sort_shuffle, workers
+from raypipe.runtime import actor_pool, cluster_cpus, sort_shuffle, workers
 from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
-from raypipe.stages import Stage
+from raypipe.stages.plan import Planned, pools
 from raypipe.stages.tokenize import Tokenize
 from raypipe.tokenizer import LoadedTokenizer
 from raypipe.workers import DocumentSource, InputFile, StageChain, publish_shard
@@ -70,18 +70,35 @@ def clean(
     files: list[InputFile],
     mixture: list[mix.Source],
     cfg: PipelineConfig,
-    build: Callable[[PipelineConfig], list[Stage]],
+    plan: Callable[[PipelineConfig], list[Planned]],
     folder: str,
 ) -> dict:
     docs = ray.data.read_datasource(DocumentSource(files, cfg.ray.batch_docs))
-    docs = docs.map_batches(
-        StageChain,
-        fn_constructor_args=(mixture, build),
-        compute=actor_pool(cfg.ray),
-        batch_size=cfg.ray.batch_docs,
-        batch_format="pyarrow",
-    )
+    chain = pools([plan(source.stages) for source in mixture])
+    _fits(chain)
+    for pool, resources in chain:
+        reserve = {} if resources is None else resources.model_dump(exclude_none=True)
+        docs = docs.map_batches(
+            StageChain,
+            fn_constructor_args=(mixture, plan, pool),
+            compute=actor_pool(cfg.ray, share=len(chain)),
+            batch_size=cfg.ray.batch_docs,
+            batch_format="pyarrow",
+            **reserve,
+        )
     return _checkpointed(docs, folder, tally_block)
+
+
+def _fits(chain: list[tuple[int, Resources | None]]) -> None:
+    """Every pool holds an actor for the whole phase, and the read task needs its CPU beside
+    them: Ray would otherwise wait forever for a CPU that never frees."""
+    needed = 1 + sum(1 if resources is None else resources.num_cpus for _, resources in chain)
+    if needed > cluster_cpus():
+        raise ConfigError(
+            f"stages: the document stages need {len(chain)} actor pools and a reader holding "
+            f"{needed:g} CPUs at once, but the cluster has {cluster_cpus()}; place your stages "
+            "next to each other (the same `after`), lower their resources.num_cpus, or add CPUs"
+        )
 
 
 # -- phase 2: exact duplicates ---------------------------------------------------------

@@ -13,13 +13,14 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from raypipe import checkpoint, mix, phases
-from raypipe.config import ConfigError, PipelineConfig, load_config
+from raypipe.config import ConfigError, PiiConfig, PipelineConfig, load_config
 from raypipe.dedup.exact import DedupKeys
 from raypipe.dedup.lsh import near_duplicates
 from raypipe.dedup.minhash import Signatures
@@ -32,31 +33,36 @@ from raypipe.stages.content import Content, lists_in_use
 from raypipe.stages.extract import Extract
 from raypipe.stages.langid import Langid
 from raypipe.stages.normalize import Normalize
+from raypipe.stages.plan import Planned, with_user_stages
 from raypipe.stages.quality import Quality
 from raypipe.tokenizer import load_tokenizer
 from raypipe.workers import InputFile
 
 
-def document_stages(cfg: PipelineConfig) -> list[Stage]:
-    """Phase 1: what happens to each document, in order."""
-    stages: list[Stage] = [Extract(cfg.extract)]  # a no-op on batches without html
-    if cfg.normalize.enabled:
-        stages.append(Normalize(cfg.normalize))
-    if cfg.langid.enabled:
-        stages.append(Langid(cfg.langid))
-    if cfg.content.active:
-        stages.append(Content(cfg.content))
-    if cfg.quality.enabled:
-        stages.append(Quality(cfg.quality))
-    if cfg.pii.enabled:
-        # Presidio and spaCy take ~5 s to import: only the actors of runs that mask pay it.
-        from raypipe.stages.pii import Pii
+def _pii(cfg: PiiConfig) -> Stage:
+    # Presidio and spaCy take ~5 s to import: only the actors of runs that mask pay it.
+    from raypipe.stages.pii import Pii
 
-        stages.append(Pii(cfg.pii))
-    stages.append(DedupKeys(cfg.dedup))
+    return Pii(cfg)
+
+
+def document_stages(cfg: PipelineConfig) -> list[Planned]:
+    """Phase 1: what happens to each document, in order (each stage is built on a worker)."""
+    plan = [Planned("extract", partial(Extract, cfg.extract))]  # a no-op on batches without html
+    if cfg.normalize.enabled:
+        plan.append(Planned("normalize", partial(Normalize, cfg.normalize)))
+    if cfg.langid.enabled:
+        plan.append(Planned("langid", partial(Langid, cfg.langid)))
+    if cfg.content.active:
+        plan.append(Planned("content", partial(Content, cfg.content)))
+    if cfg.quality.enabled:
+        plan.append(Planned("quality", partial(Quality, cfg.quality)))
+    if cfg.pii.enabled:
+        plan.append(Planned("pii", partial(_pii, cfg.pii)))
+    plan.append(Planned("dedup_keys", partial(DedupKeys, cfg.dedup)))
     if cfg.dedup.near.enabled:
-        stages.append(Signatures(cfg.dedup.near))
-    return stages
+        plan.append(Planned("signatures", partial(Signatures, cfg.dedup.near)))
+    return with_user_stages(plan, cfg.stages)
 
 
 class Pipeline:
@@ -74,9 +80,9 @@ class Pipeline:
     def input_files(self) -> list[InputFile]:
         use_storage(self.cfg.storage)
         return [
-            InputFile(uri, size, source.input)
+            InputFile(uri, size, modified, source.input)
             for source in self.mixture
-            for uri, size in storage.expand(source.input.paths)
+            for uri, size, modified in storage.expand(source.input.paths)
         ]
 
     def preview(self, n: int = 3) -> list[tuple[str, pa.Table]]:
@@ -86,7 +92,8 @@ class Pipeline:
         if batch is None:
             return []
         views = [("read", batch)]
-        for stage in document_stages(self.mixture[0].stages):
+        for planned in document_stages(self.mixture[0].stages):
+            stage = planned.build()
             batch = stage(batch)
             views.append((stage.name, batch))
         return views
@@ -95,8 +102,11 @@ class Pipeline:
         cfg, out, started = self.cfg, self.cfg.output.path, time.time()
         self.step_seconds = {}
         files = self.input_files()
+        # A tokenizer that cannot load fails here, not after hours of cleaning.
+        loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token) if cfg.tokenizer else None
         lists = lists_in_use([source.stages.content for source in self.mixture])
-        clean_fp, run_fp = checkpoint.fingerprints(cfg, [(f.uri, f.size) for f in files] + lists)
+        inputs = [(f.uri, f.size, f.modified) for f in files] + lists
+        clean_fp, run_fp = checkpoint.fingerprints(cfg, inputs)
         if (done := self._committed_run(run_fp)) is not None:
             self.log(f"already committed: {storage.join(out, 'manifest.json')}")
             return done
@@ -141,7 +151,7 @@ class Pipeline:
         kept = phases.kept_documents(folder("clean"), list(drop_dirs.values()), dropped, cfg.ray)
 
         tokens_dir, plan, shards, tokenized = None, {}, [], None
-        if cfg.tokenizer:
+        if loaded is not None:
             tokens_fp = checkpoint.tokens_fingerprint(cfg, clean_fp)
             tokens_dir = checkpoint.phase_dir(out, "tokens", tokens_fp)
             tokenized = self._phase(
@@ -150,7 +160,6 @@ class Pipeline:
             plan = mix.plan(tokenized, self.mixture)
             outcome = mix.outcome(tokenized, plan, self.mixture)
             self.log("3/3 mix, pack and write shards")
-            loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
             out_tokens = sum(r["tokens_out"] for r in outcome.values())
             with self._clock("pack"):
                 shards = phases.pack(cfg, tokens_dir, plan, out_tokens, loaded, run_fp)

@@ -87,6 +87,10 @@ def workers(cfg: RayConfig) -> int:
     return cfg.max_actors or cluster_cpus()
 
 
-def actor_pool(cfg: RayConfig) -> ActorPoolStrategy:
-    """Stage actors: one to start, growing with the backlog up to `workers`."""
-    return ActorPoolStrategy(min_size=1, max_size=workers(cfg))
+def actor_pool(cfg: RayConfig, share: int = 1) -> ActorPoolStrategy:
+    """Stage actors: one to start, growing with the backlog up to `workers`.
+
+    Pools chained in one phase split the workers: a first pool grown to every CPU would
+    starve the next one of its first actor, and the chain would stall on backpressure.
+    """
+    return ActorPoolStrategy(min_size=1, max_size=max(1, workers(cfg) // share))

@@ -18,19 +18,21 @@ import pyarrow.compute as pc
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from raypipe.batch import alive
+from raypipe.batch import alive, set_column
 from raypipe.config import InputConfig, PipelineConfig
 from raypipe.io.readers import read_file
 from raypipe.metrics import count
 from raypipe.mix import Source
 from raypipe.shards import pack_and_write
 from raypipe.stages import Stage
+from raypipe.stages.plan import Planned, pool_of
 
 
 @dataclass(frozen=True)
 class InputFile:
     uri: str
     size: int
+    modified: int  # ns since the epoch: part of the cleaning fingerprint
     input: InputConfig  # the options of the source the file belongs to
 
 
@@ -80,10 +82,18 @@ def publish_shard(group: pa.Table, **options) -> pa.Table:
 
 
 class StageChain:
-    """A cleaning actor: builds each source's stages once, runs them on every batch."""
+    """A cleaning actor of one pool: builds the stages of that pool of each source's plan
+    once (raypipe.stages.plan), runs them on every batch."""
 
-    def __init__(self, mixture: list[Source], build: Callable[[PipelineConfig], list[Stage]]):
-        self.chains = {source.name: build(source.stages) for source in mixture}
+    def __init__(
+        self, mixture: list[Source], plan: Callable[[PipelineConfig], list[Planned]], pool: int
+    ):
+        self.chains: dict[str | None, list[Stage]] = {}
+        for source in mixture:
+            planned = plan(source.stages)
+            self.chains[source.name] = [
+                p.build() for p, at in zip(planned, pool_of(planned), strict=True) if at == pool
+            ]
 
     def _apply(self, name: str | None, batch: pa.Table) -> pa.Table:
         for stage in self.chains[name]:
@@ -108,4 +118,4 @@ class StageChain:
             ]
             filled = [p for p in parts if p.num_rows] or parts[:1]
             batch = pa.concat_tables(filled, promote_options="default")
-        return batch.append_column("chars", pc.utf8_length(batch["text"]))
+        return set_column(batch, "chars", pc.utf8_length(batch["text"]))

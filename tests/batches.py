@@ -6,10 +6,14 @@ from raypipe.batch import CORE_SCHEMA
 
 
 def document_batch(
-    texts: list[str], first_uid: int = 0, source: str = "test", id_prefix: str = "d"
+    texts: list[str],
+    first_uid: int = 0,
+    source: str = "test",
+    id_prefix: str = "d",
+    languages: list[str | None] | None = None,
 ) -> pa.Table:
     n = len(texts)
-    return pa.table(
+    table = pa.table(
         {
             "uid": pa.array(range(first_uid, first_uid + n), pa.int64()),
             "id": [f"{id_prefix}{first_uid + i}" for i in range(n)],
@@ -20,3 +24,4 @@ def document_batch(
         },
         schema=CORE_SCHEMA,
     )
+    return table if languages is None else table.append_column("language", pa.array(languages))

@@ -4,95 +4,120 @@ Rules run in the order of FineWeb's recipe: heuristic, gopher_repetition, gopher
 c4, fineweb, perplexity; the first rule a document fails names its reason. c4 also removes
 the lines that are not sentences, and the rules after it see the cleaned page. With
 perplexity on, every document that reaches it gets its score in the column `bits_per_byte`.
+Each rule is a `Filter` (raypipe.stages.filter); this file only binds them to their config.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
+from collections.abc import Sequence
 
-from raypipe.batch import alive_texts, reject, scatter, set_column
-from raypipe.config import QualityConfig
+from raypipe.config import (
+    C4Config,
+    FineWebConfig,
+    GopherQualityConfig,
+    GopherRepetitionConfig,
+    HeuristicConfig,
+    PerplexityConfig,
+    QualityConfig,
+)
 from raypipe.quality.c4 import clean_page
 from raypipe.quality.fineweb import fineweb_reason
 from raypipe.quality.gopher import quality_reason, repetition_reason
 from raypipe.quality.heuristic import heuristic_reasons
 from raypipe.quality.perplexity import ByteLM
 from raypipe.quality.words import splitter
+from raypipe.stages.filter import Docs, Filter, FilterStage
 
 
-class Quality:
-    name = "quality"
+class Heuristic(Filter):
+    name = "heuristic"
 
-    def __init__(self, cfg: QualityConfig):
+    def __init__(self, cfg: HeuristicConfig):
+        self.cfg, self.languages = cfg, cfg.languages
+
+    def reasons(self, docs: Docs) -> Sequence[str | None]:
+        return heuristic_reasons(docs.texts, self.cfg)
+
+
+class GopherRepetition(Filter):
+    name = "gopher_repetition"
+
+    def __init__(self, cfg: GopherRepetitionConfig):
+        self.cfg, self.languages = cfg, cfg.languages
+
+    def reasons(self, docs: Docs) -> Sequence[str | None]:
+        return [repetition_reason(t, docs.words(i), self.cfg) for i, t in enumerate(docs.texts)]
+
+
+class GopherQuality(Filter):
+    name = "gopher_quality"
+
+    def __init__(self, cfg: GopherQualityConfig):
+        self.cfg, self.languages = cfg, cfg.languages
+
+    def reasons(self, docs: Docs) -> Sequence[str | None]:
+        return [quality_reason(t, docs.words(i), self.cfg) for i, t in enumerate(docs.texts)]
+
+
+class C4(Filter):
+    name = "c4"
+
+    def __init__(self, cfg: C4Config):
+        self.cfg, self.languages = cfg, cfg.languages
+
+    def setup(self) -> None:
+        self.split = splitter()  # spaCy's tokenizer rules, loaded once per worker
+
+    def reasons(self, docs: Docs) -> Sequence[str | None]:
+        reasons = []
+        for i, text in enumerate(docs.texts):
+            reason, cleaned = clean_page(text, self.split, self.cfg)
+            docs.correct(i, cleaned)
+            reasons.append(reason)
+        return reasons
+
+
+class FineWeb(Filter):
+    name = "fineweb"
+
+    def __init__(self, cfg: FineWebConfig):
+        self.cfg, self.languages = cfg, cfg.languages
+
+    def reasons(self, docs: Docs) -> Sequence[str | None]:
+        return [fineweb_reason(t, docs.words(i), self.cfg) for i, t in enumerate(docs.texts)]
+
+
+class Perplexity(Filter):
+    name = "perplexity"
+    scores = ("bits_per_byte",)
+
+    def __init__(self, cfg: PerplexityConfig):
         self.cfg = cfg
-        self.word_rules = [
-            rule
-            for rule in (cfg.gopher_repetition, cfg.gopher_quality, cfg.c4, cfg.fineweb)
-            if rule.enabled
-        ]
-        # loads spaCy's tokenizer rules once per worker, only when a rule counts words
-        self.split = splitter() if self.word_rules else None
-        self.lm = ByteLM.load(cfg.perplexity.model) if cfg.perplexity.enabled else None
 
-    def judge(self, text: str, language: str | None) -> tuple[str | None, str]:
-        """(reason or None, the text as the word-counting rules leave it)."""
-        cfg = self.cfg
-        words: list[str] | None = None
-        for rule in self.word_rules:
-            if language is not None and rule.languages and language not in rule.languages:
-                continue
-            if rule is cfg.c4:
-                reason, cleaned = clean_page(text, self.split, rule)
-                if cleaned != text:
-                    text, words = cleaned, None
-            else:
-                words = self.split(text) if words is None else words
-                if rule is cfg.gopher_repetition:
-                    reason = repetition_reason(text, words, rule)
-                elif rule is cfg.gopher_quality:
-                    reason = quality_reason(text, words, rule)
-                else:
-                    reason = fineweb_reason(text, words, rule)
-            if reason:
-                return reason, text
-        return None, text
+    def setup(self) -> None:
+        self.lm = ByteLM.load(self.cfg.model)
 
-    def perplexity(self, text: str) -> tuple[str | None, float | None]:
-        score = self.lm.bits_per_byte(text)
-        too_high = score is not None and score > self.cfg.perplexity.max_bits_per_byte
-        return ("perplexity:bits_per_byte" if too_high else None), score
+    def reasons(self, docs: Docs) -> Sequence[str | None]:
+        reasons = []
+        for i, text in enumerate(docs.texts):
+            score = self.lm.bits_per_byte(text)
+            docs.score("bits_per_byte", i, score)
+            too_high = score is not None and score > self.cfg.max_bits_per_byte
+            reasons.append("perplexity:bits_per_byte" if too_high else None)
+        return reasons
 
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        rows, texts = alive_texts(batch)
-        if not (self.cfg.heuristic.enabled or self.word_rules or self.lm):
-            return batch
-        languages = (
-            batch["language"].take(pa.array(rows)).to_pylist()
-            if "language" in batch.column_names
-            else [None] * len(rows)
-        )
-        reasons = np.full(batch.num_rows, None, dtype=object)
-        scores = np.full(batch.num_rows, np.nan)
-        changed_rows, changed_texts = [], []
-        heuristic = (
-            heuristic_reasons(texts, self.cfg.heuristic)
-            if self.cfg.heuristic.enabled
-            else [None] * len(texts)
-        )
-        for row, text, language, reason in zip(
-            rows.tolist(), texts, languages, heuristic, strict=True
-        ):
-            reasons[row], kept = (reason, text) if reason else self.judge(text, language)
-            if self.lm and reasons[row] is None:
-                reasons[row], scores[row] = self.perplexity(kept)
-            if kept != text:
-                changed_rows.append(row)
-                changed_texts.append(kept)
-        if self.lm:
-            batch = set_column(batch, "bits_per_byte", pa.array(scores, from_pandas=True))
-        if changed_rows:
-            batch = set_column(
-                batch, "text", scatter(batch, np.array(changed_rows), changed_texts, "text")
-            )
-        return reject(batch, np.ones(batch.num_rows, bool), self.name, reasons)
+
+RULES: list[tuple[str, type[Filter]]] = [
+    ("heuristic", Heuristic),
+    ("gopher_repetition", GopherRepetition),
+    ("gopher_quality", GopherQuality),
+    ("c4", C4),
+    ("fineweb", FineWeb),
+    ("perplexity", Perplexity),
+]
+
+
+def Quality(cfg: QualityConfig) -> FilterStage:  # noqa: N802 (a stage, built like one)
+    """The enabled quality rules as one stage named `quality`."""
+    sections = [(getattr(cfg, field), rule) for field, rule in RULES]
+    return FilterStage("quality", [rule(section) for section, rule in sections if section.enabled])
