@@ -30,7 +30,7 @@ def _digest(value: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def fingerprints(cfg: PipelineConfig, files: list[tuple[str, int]]) -> tuple[str, str]:
+def fingerprints(cfg: PipelineConfig, files: list[tuple[str, int, int]]) -> tuple[str, str]:
     """(cleaning fingerprint, whole-run fingerprint)."""
     options = cfg.model_dump(mode="json")
     cleaning = {k: v for k, v in options.items() if k not in PHASE3_ONLY}

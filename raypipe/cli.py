@@ -190,7 +190,7 @@ def train_lm(
         _fail(str(error), 1)
 
     def texts():
-        for index, (uri, _) in enumerate(files):
+        for index, (uri, *_) in enumerate(files):
             for batch in read_file(uri, index, cfg, 1024):
                 yield from alive_texts(batch)[1]
 

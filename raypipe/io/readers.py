@@ -173,9 +173,14 @@ def _page_bytes(html: str, cfg: InputConfig) -> bytes:
     return html.encode("utf-8", "surrogatepass")[: cfg.max_page_bytes]
 
 
+UTF8_BOM = b"\xef\xbb\xbf"  # what Windows tools put before a file's first record
+
+
 def _read_jsonl(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
-    pending = b""
+    pending, first = b"", True
     for chunk in data:
+        if first and chunk:
+            chunk, first = chunk.removeprefix(UTF8_BOM), False
         lines = (pending + chunk).split(b"\n")
         pending = lines.pop()
         for line in lines:

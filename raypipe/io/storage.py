@@ -59,12 +59,14 @@ def _as_uri(template: str, path: str) -> str:
     return f"s3://{path}" if is_remote(template) else path
 
 
-def expand(patterns: list[str]) -> list[tuple[str, int]]:
-    """Sorted (uri, size) of the files named by paths, folders (recursively) and globs.
+def expand(patterns: list[str]) -> list[tuple[str, int, int]]:
+    """Sorted (uri, size, modified) of the files named by paths, folders (recursively) and
+    globs; `modified` (ns since the epoch, 0 where unknown) tells a rewritten file from the
+    one a checkpoint was made of, even when its size is the same.
 
     A pattern that names nothing is an error: a typo must not become an empty run.
     """
-    found: dict[str, int] = {}
+    found: dict[str, tuple[int, int]] = {}
     for pattern in patterns:
         fs, path = filesystem(pattern, attempts=PREFLIGHT_ATTEMPTS)
         if any(ch in path for ch in "*?["):
@@ -80,10 +82,14 @@ def expand(patterns: list[str]) -> list[tuple[str, int]]:
                 infos = [info]
             else:
                 raise StorageError(f"input not found: {pattern}")
-        found.update((_as_uri(pattern, i.path), i.size or 0) for i in infos)
+        found.update((_as_uri(pattern, i.path), (i.size or 0, _modified(i))) for i in infos)
     if not found:
         raise StorageError(f"no input files under {', '.join(patterns)}")
-    return sorted(found.items())
+    return [(uri, size, modified) for uri, (size, modified) in sorted(found.items())]
+
+
+def _modified(info: pafs.FileInfo) -> int:
+    return int(info.mtime.timestamp() * 1e9) if info.mtime is not None else 0
 
 
 def _info(fs: pafs.FileSystem, path: str, uri: str) -> pafs.FileInfo:

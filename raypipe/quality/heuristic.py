@@ -1,4 +1,9 @@
-"""The classic three: too few words, shouting, or mostly symbols."""
+"""The classic three: too few words, shouting, or mostly symbols.
+
+Script-aware where a whitespace view of text would call good prose garbage: combining marks
+(the vowel signs of Devanagari, Bengali, Tamil, ...) are part of words, not symbols, and
+text in scripts written without spaces has its words counted by ICU (raypipe.quality.scripts).
+"""
 
 from __future__ import annotations
 
@@ -8,32 +13,35 @@ import unicodedata
 import numpy as np
 
 from raypipe.config import HeuristicConfig
+from raypipe.quality.scripts import icu_word_count, unspaced
 
 _WORD = re.compile(r"\S+")
-_SYMBOL = re.compile(r"[^\w\s]|_")
 SPACE, WORD_CHAR, UPPER, NOT_UPPER = 1, 2, 4, 8  # character classes, as bits
 
 
 def heuristic_reason(text: str, cfg: HeuristicConfig) -> str | None:
     """The rules' definition, one text at a time; `heuristic_reasons` computes the same."""
     words = _WORD.findall(text)
-    if len(words) < cfg.min_words:
+    if (icu_word_count(text) if unspaced(text) else len(words)) < cfg.min_words:
         return "heuristic:min_words"
     caps = sum(1 for word in words if word.isupper())
     if words and caps / len(words) > cfg.max_caps_word_ratio:
         return "heuristic:caps_words"
     visible = len(text) - sum(1 for ch in text if ch.isspace())
-    if visible and len(_SYMBOL.findall(text)) / visible > cfg.max_symbol_ratio:
+    symbols = sum(1 for ch in text if not _classes(ch) & (SPACE | WORD_CHAR) or ch == "_")
+    if visible and symbols / visible > cfg.max_symbol_ratio:
         return "heuristic:symbols"
     return None
 
 
 def _classes(ch: str) -> int:
-    """Python's own view of a character: `str.isspace`, regex `\\w`, and the two facts
-    `str.isupper` looks at (an uppercase letter; a lowercase or titlecase one)."""
+    """Python's own view of a character: `str.isspace`, a word character (regex `\\w` or
+    a combining mark), and the two facts `str.isupper` looks at (an uppercase letter; a
+    lowercase or titlecase one)."""
+    word_char = re.fullmatch(r"\w", ch) is not None or unicodedata.category(ch)[0] == "M"
     return (
         SPACE * ch.isspace()
-        | WORD_CHAR * (re.fullmatch(r"\w", ch) is not None)
+        | WORD_CHAR * word_char
         | UPPER * ch.isupper()
         | NOT_UPPER * (ch.islower() or unicodedata.category(ch) == "Lt")
     )
@@ -77,8 +85,12 @@ def heuristic_reasons(texts: list[str], cfg: HeuristicConfig) -> list[str | None
     upper = np.bincount(word[visible & (classes & UPPER > 0)], minlength=n_words) > 0
     not_upper = np.bincount(word[visible & (classes & NOT_UPPER > 0)], minlength=n_words) > 0
     word_doc = doc[word_start]
-    words = np.bincount(word_doc, minlength=n)
+    spaced_words = np.bincount(word_doc, minlength=n)
     caps = np.bincount(word_doc[upper & ~not_upper], minlength=n)
+    words = spaced_words.copy()
+    for i in np.unique(doc[points >= 0x0E00]).tolist():  # only these can hold such scripts
+        if unspaced(texts[i]):
+            words[i] = icu_word_count(texts[i])
     shown = np.bincount(doc[visible], minlength=n)
     symbols = (
         shown
@@ -86,13 +98,13 @@ def heuristic_reasons(texts: list[str], cfg: HeuristicConfig) -> list[str | None
         + np.bincount(doc[points == ord("_")], minlength=n)
     )
     # Integer ratios as float64, as Python's int / int: the same decisions at the edges.
-    shouting = caps / np.maximum(words, 1) > cfg.max_caps_word_ratio
+    shouting = caps / np.maximum(spaced_words, 1) > cfg.max_caps_word_ratio
     symbolic = symbols / np.maximum(shown, 1) > cfg.max_symbol_ratio
     reasons: list[str | None] = [None] * n
     for i in range(n):
         if words[i] < cfg.min_words:
             reasons[i] = "heuristic:min_words"
-        elif words[i] and shouting[i]:
+        elif spaced_words[i] and shouting[i]:
             reasons[i] = "heuristic:caps_words"
         elif shown[i] and symbolic[i]:
             reasons[i] = "heuristic:symbols"

@@ -32,8 +32,8 @@ def list_files(cfg: ContentConfig) -> list[str]:
     ]
 
 
-def lists_in_use(configs: list[ContentConfig]) -> list[tuple[str, int]]:
-    """(uri, size) of the list files of a run, so that a changed list means a new cleaning
+def lists_in_use(configs: list[ContentConfig]) -> list[tuple[str, int, int]]:
+    """(uri, size, modified) of the list files of a run, so that a changed list means a new cleaning
     fingerprint; missing files are one error before the run starts."""
     wanted = sorted({uri for cfg in configs if cfg.active for uri in list_files(cfg)})
     if missing := [uri for uri in wanted if not storage.exists(uri)]:

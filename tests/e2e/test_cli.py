@@ -114,3 +114,12 @@ def test_unreachable_storage_is_one_clear_line_and_quick(tmp_path):
     assert done.returncode == 1
     assert "cannot reach s3://nobucket/x.jsonl" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_tokenizer_that_cannot_load_fails_before_any_work(tmp_path, mini_corpus):
+    config = write_config(tmp_path, mini_corpus, tokenizer=str(tmp_path / "missing.json"))
+    done = raypipe("run", str(config))
+    assert done.returncode == 1
+    assert "tokenizer: cannot load" in done.stderr
+    assert "1/3" not in done.stderr  # no phase started
+    assert "Traceback" not in done.stderr

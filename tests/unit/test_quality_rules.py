@@ -94,7 +94,10 @@ def test_heuristic_caps_and_symbols():
 
 # Spaces of every kind, cased and uncased letters (titlecase Dž too), digits, underscores,
 # symbols, then any character at all.
-TRICKY = " \t\n\x1c\x85\xa0\u2003\u3000aZ\u01c4\u01c5\u01c6éÉßΣσ東1٣_~.,!-\u200b"
+TRICKY = (
+    " \t\n\x1c\x85\xa0\u2003\u3000aZ\u01c4\u01c5\u01c6éÉßΣσ東1٣_~.,!-\u200b"
+    "\u093f\u0902\u0301ภาษาの"  # combining marks, Thai, kana
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -117,6 +120,28 @@ def test_batch_heuristic_titlecase_letter_is_not_shouting():
     cfg = HeuristicConfig(min_words=0, max_caps_word_ratio=0.0)
     texts = ["A\u01c5", "AB", "\u01c5"]  # str.isupper: False, True, False
     assert heuristic_reasons(texts, cfg) == [None, "heuristic:caps_words", None]
+
+
+HINDI = "भारत एक विशाल देश है जिसकी संस्कृति बहुत पुरानी है और जहाँ अनेक भाषाएँ बोली जाती हैं। "
+TAMIL = "தமிழ் மொழி உலகின் மிகப் பழமையான மொழிகளில் ஒன்றாகும் என்று பலர் கருதுகின்றனர். "
+CHINESE = "我们今天去北京看长城，天气很好，大家都很高兴。"  # 11 ICU words, 1 by whitespace
+JAPANESE = "東京は日本の首都で、多くの人が住んでいます。"
+THAI = "ภาษาไทยเป็นภาษาที่สวยงามและมีประวัติศาสตร์ยาวนาน "
+
+
+@pytest.mark.parametrize("text", [HINDI * 5, TAMIL * 5, CHINESE * 6, JAPANESE * 8, THAI * 8])
+def test_heuristic_keeps_prose_of_every_script(text):
+    """Vowel signs are letters' parts, not symbols; unspaced scripts have words too."""
+    cfg = HeuristicConfig()
+    assert heuristic_reason(text, cfg) is None
+    assert heuristic_reasons([text], cfg) == [None]
+
+
+def test_heuristic_counts_unspaced_words_with_icu():
+    cfg = HeuristicConfig(min_words=12)
+    assert heuristic_reasons([CHINESE, CHINESE * 2], cfg) == ["heuristic:min_words", None]
+    junk = "★☆✦✧ ★☆✦✧ " * 30 + CHINESE * 6  # symbols are still symbols next to Han
+    assert heuristic_reasons([junk], HeuristicConfig()) == ["heuristic:symbols"]
 
 
 # --- gopher_quality ----------------------------------------------------------------------

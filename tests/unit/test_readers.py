@@ -66,6 +66,14 @@ def test_bad_lines_become_rejects(tmp_path):
     assert table.filter(pa.compute.is_valid(table["reason"]))["text"].to_pylist() == [""] * 7
 
 
+def test_a_utf8_bom_does_not_cost_the_first_document(tmp_path):
+    path = tmp_path / "windows.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "first"}\n{"id": "b", "text": "second"}\n')
+    table = read(path, id_field="id")
+    assert reasons(table) == [None, None]
+    assert table["text"].to_pylist() == ["first", "second"]
+
+
 def test_file_level_rejects(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
