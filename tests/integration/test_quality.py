@@ -39,8 +39,9 @@ def test_quality_filters_in_a_run(local_ray, mini_corpus, tmp_path):
     manifest = Pipeline(cfg, log=lambda _: None).run()
 
     expected = Counter()
+    stages = [planned.build() for planned in document_stages(cfg)]
     for batch in read_file(str(mini_corpus), 0, InputConfig(id_field="id"), 64):
-        for stage in document_stages(cfg):
+        for stage in stages:
             batch = stage(batch)
         expected.update(r for r in batch["reason"].to_pylist() if r)
     quality = {

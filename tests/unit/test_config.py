@@ -64,3 +64,11 @@ def test_split_window_is_bounded_by_seq_len_and_meant_for_concat():
         build_config(base, {"pack.seq_len": 128, "pack.split_window": 65})
     with pytest.raises(ConfigError, match=r"split_window: applies to strategy concat, not pad"):
         build_config(base, {"pack.strategy": "pad", "pack.split_window": 8})
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_document_formats_with_a_tokenizer_are_refused_before_any_work(fmt):
+    data = {"input": {"paths": ["x"]}, "output": {"path": "o", "format": fmt}}
+    with pytest.raises(ConfigError, match=f"output.format {fmt} writes cleaned documents"):
+        build_config({**data, "tokenizer": "gpt2"})
+    assert build_config({**data, "tokenizer": None}).output.format == fmt
