@@ -10,6 +10,7 @@ commit   rejects ledger, report.json, manifest.json (last: its presence = commit
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,10 +80,14 @@ class Pipeline:
 
     def input_files(self) -> list[InputFile]:
         use_storage(self.cfg.storage)
+        # An output folder inside an input folder is never read back as input.
+        out = self.cfg.output.path
+        output = storage.join(out if storage.is_remote(out) else os.path.abspath(out), "")
         return [
             InputFile(uri, size, modified, source.input)
             for source in self.mixture
             for uri, size, modified in storage.expand(source.input.paths)
+            if not uri.startswith(output)
         ]
 
     def preview(self, n: int = 3) -> list[tuple[str, pa.Table]]:

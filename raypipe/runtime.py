@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -11,7 +12,9 @@ import ray
 from ray.data import ActorPoolStrategy, DataContext
 from ray.data.context import ShuffleStrategy
 
-from raypipe.config import RayConfig, StorageConfig
+from raypipe.config import ConfigError, RayConfig, StorageConfig
+
+REACH_SECONDS = 15  # a cluster address that does not answer within this is an error
 
 
 def use_storage(cfg: StorageConfig) -> dict[str, str]:
@@ -40,6 +43,7 @@ def connect(cfg: RayConfig, storage: StorageConfig) -> None:
     )
     quiet = {"logging_level": logging.WARNING, "log_to_driver": True}
     if address:
+        _reachable(address)
         ray.init(address=address, runtime_env={"env_vars": env} if env else None, **quiet)
     else:
         # address="local" always starts a fresh instance, whatever a stale
@@ -49,6 +53,21 @@ def connect(cfg: RayConfig, storage: StorageConfig) -> None:
         # Without a terminal Ray Data logs its progress bars as INFO lines: keep job logs
         # readable (phases and the summary still print).
         logging.getLogger("ray.data").setLevel(logging.WARNING)
+
+
+def _reachable(address: str) -> None:
+    """A wrong host or port is one clear line within seconds, not a silent wait: Ray's own
+    connection retries take minutes. `auto` (the cluster this process runs on) is Ray's."""
+    if address == "auto" or ":" not in address:
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=REACH_SECONDS).close()
+    except (OSError, ValueError) as error:
+        raise ConfigError(
+            f"ray.address: nothing answers at {address} within {REACH_SECONDS} s ({error}); "
+            "check the head node's address and port (6379 for the GCS, 10001 for ray://)"
+        ) from None
 
 
 def _tune_data_context() -> None:

@@ -77,13 +77,20 @@ CACHE_REGIONS = 1 << 16  # recognizer results kept per worker (headers, boilerpl
 class OfflineEmailRecognizer(EmailRecognizer):
     """Presidio's e-mail recognizer with its TLD check on the bundled suffix list.
 
-    The stock one calls `tldextract.extract`, which downloads the public suffix list.
+    The stock one calls `tldextract.extract`, which downloads the public suffix list. Only
+    the domain is checked (the whole address makes a local part with `/` read as a URL
+    path), and any two-letter top-level domain is a country's, also one since retired
+    (`.yu`, `.su` in old mail): an address there is still a person's.
     """
 
     _tld = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
     def validate_result(self, pattern_text: str) -> bool:
-        return self._tld(pattern_text).fqdn != ""
+        domain = pattern_text.rpartition("@")[2]
+        last = domain.rpartition(".")[2]
+        return self._tld(domain).fqdn != "" or (
+            len(last) == 2 and last.isascii() and last.isalpha()
+        )
 
 
 class Words:

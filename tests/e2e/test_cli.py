@@ -123,3 +123,11 @@ def test_a_tokenizer_that_cannot_load_fails_before_any_work(tmp_path, mini_corpu
     assert "tokenizer: cannot load" in done.stderr
     assert "1/3" not in done.stderr  # no phase started
     assert "Traceback" not in done.stderr
+
+
+def test_a_cluster_address_nobody_answers_is_one_clear_line_and_quick(tmp_path, mini_corpus):
+    config = write_config(tmp_path, mini_corpus, ray={"address": "127.0.0.1:9"})
+    done = raypipe("run", str(config))
+    assert done.returncode == 1
+    assert "ray.address: nothing answers at 127.0.0.1:9" in done.stderr
+    assert "Traceback" not in done.stderr

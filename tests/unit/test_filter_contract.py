@@ -98,12 +98,21 @@ def test_a_user_filter_is_placed_after_the_stage_it_names():
 
 
 def test_a_stage_with_resources_gets_a_pool_of_its_own():
-    plan = document_stages(_config(resources={"num_cpus": 0.5}))
-    at = [p.name for p in plan].index("examples.filters.no_tables:NoTables")
+    plan = document_stages(_config(after="langid", resources={"num_cpus": 0.5}))
+    names = [p.name for p in plan]
+    at = names.index("examples.filters.no_tables:NoTables")
     assert pool_of(plan)[at] == 1 and set(pool_of(plan)[:at]) == {0}
-    assert set(pool_of(plan)[at + 1 :]) == {2}
+    assert pool_of(plan)[names.index("quality")] == 2  # the built-ins after it: a new pool
+    assert pool_of(plan)[names.index("dedup_keys")] == 2  # key hashing rides in the last
     assert [pool for pool, _ in pools([plan])] == [0, 1, 2]
-    assert pools([plan])[1][1].num_cpus == 0.5
+    assert pools([plan])[1][1].num_cpus == 0.5 and pools([plan])[2][1] is None
+
+
+def test_key_stages_ride_in_a_last_resourced_pool():
+    plan = document_stages(_config(after="pii", resources={"num_gpus": 1}))
+    assert pool_of(plan)[-1] == 1  # dedup_keys with the user's stage, no pool of its own
+    assert [pool for pool, _ in pools([plan])] == [0, 1]
+    assert pools([plan])[1][1].num_gpus == 1
 
 
 def test_the_example_filter_drops_tables_with_its_own_reason():

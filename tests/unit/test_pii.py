@@ -46,6 +46,13 @@ def test_validation_rejects_lookalikes(tagger):
     assert tagger(document_batch([text]))["text"][0].as_py() == text
 
 
+def test_addresses_of_real_mail_are_masked(tagger):
+    """Old country domains and `/` in the local part, from the SpamAssassin corpus."""
+    text = "From aleksandar.gilgoric@fiaz.co.yu and mb/vipul@dcs.qmul.ac.uk, not icon@2x.png"
+    out = tagger(document_batch([text]))["text"][0].as_py()
+    assert out == "From <EMAIL_ADDRESS> and <EMAIL_ADDRESS>, not icon@2x.png"
+
+
 def test_context_words_raise_weak_matches():
     detector = Detector({"US_SSN": 0.4})
     assert detector(["the id is 123456781 today"]) == [[]]
