@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
-# Benchmarks also measure the optional semantic dedup of fine-tuning data.
+# Tests and benchmarks also cover the optional semantic dedup of fine-tuning data.
 $(VENV)/.semantic: $(VENV)/.installed
 	$(BIN)/pip install -q -e ".[test,semantic]"
 	touch $@
@@ -26,7 +26,7 @@ demo: install
 	$(BIN)/raypipe run examples/demo.yaml --set output.path=$(DEMO_OUT)
 
 ## Install and run the test suite.
-test: install
+test: $(VENV)/.semantic
 	$(BIN)/ruff check raypipe tests bench jobs scripts
 	$(BIN)/pytest -q
 

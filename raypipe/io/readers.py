@@ -151,26 +151,36 @@ def _jsonl_row(line: bytes, rows: _Rows) -> None:
     if not isinstance(record, dict):
         rows.add("", reason="not_an_object")
         return
+    _record_row(record, rows)
+
+
+def _record_row(record: dict, rows: _Rows) -> None:
+    """One record of a JSONL line or a Parquet row: the same reasons for the same faults."""
+    cfg = rows.cfg
     text = record.get(cfg.text_field)
     raw_id = record.get(cfg.id_field) if cfg.id_field else None
     doc_id = _doc_id(raw_id)
     source = record.get("source") if cfg.source is None else None
     source = source if isinstance(source, str) and source else None
     html = record.get(cfg.html_field) if cfg.html_field else None
+    if isinstance(html, str):
+        html = html.encode("utf-8", "surrogatepass")
     if cfg.id_field and doc_id is None:
         rows.add("", reason="missing_id" if raw_id is None else "bad_id")
-    elif isinstance(html, str):
-        rows.add("", doc_id=doc_id, source=source, extra=record, html=_page_bytes(html, cfg))
+    elif isinstance(html, bytes):
+        rows.add("", doc_id=doc_id, source=source, extra=record, html=html[: cfg.max_page_bytes])
     elif text is None:
         rows.add("", doc_id=doc_id, source=source, reason="missing_text")
     elif not isinstance(text, str):
         rows.add("", doc_id=doc_id, source=source, reason="text_not_string")
+    elif 4 * len(text) > cfg.max_doc_bytes and _utf8_size(text) > cfg.max_doc_bytes:
+        rows.add("", doc_id=doc_id, source=source, reason="too_large")  # bytes, as a line's
     else:
         rows.add(text, doc_id=doc_id, source=source, extra=record)
 
 
-def _page_bytes(html: str, cfg: InputConfig) -> bytes:
-    return html.encode("utf-8", "surrogatepass")[: cfg.max_page_bytes]
+def _utf8_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 UTF8_BOM = b"\xef\xbb\xbf"  # what Windows tools put before a file's first record
@@ -224,24 +234,7 @@ def _read_parquet(uri: str, rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
     wanted = list(dict.fromkeys(c for c in fields if c in names))
     for record_batch in parquet.iter_batches(batch_size=batch_docs, columns=wanted):
         for record in record_batch.to_pylist():
-            text = record.get(cfg.text_field)
-            raw_id = record.get(cfg.id_field) if cfg.id_field else None
-            doc_id = _doc_id(raw_id)
-            source = record.get("source") if cfg.source is None else None
-            html = record.get(cfg.html_field) if cfg.html_field else None
-            if isinstance(html, bytes | str):
-                html = html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html
-            if cfg.id_field and doc_id is None:
-                rows.add("", reason="missing_id" if raw_id is None else "bad_id")
-            elif isinstance(html, bytes):
-                page = html[: cfg.max_page_bytes]
-                rows.add("", doc_id=doc_id, source=source, extra=record, html=page)
-            elif not isinstance(text, str):
-                rows.add("", doc_id=doc_id, reason="missing_text")
-            elif len(text) > cfg.max_doc_bytes:
-                rows.add("", doc_id=doc_id, reason="too_large")
-            else:
-                rows.add(text, doc_id=doc_id, source=source, extra=record)
+            _record_row(record, rows)
         yield rows.flush()
 
 

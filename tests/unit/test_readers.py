@@ -130,3 +130,22 @@ def test_parquet_input(tmp_path):
     table = read(path, text_field="doc", id_field="key")
     assert table["id"].to_pylist() == ["k1", "k2"]
     assert table["text"].to_pylist() == ["a b", "c d"]
+
+
+def test_jsonl_and_parquet_give_the_same_reasons_for_the_same_records(tmp_path):
+    import pyarrow.parquet as pq
+
+    records = [
+        {"id": "a", "text": "fine", "n": 1},
+        {"id": "b", "text": None, "n": 2},
+        {"id": None, "text": "no id", "n": 3},
+        {"id": "c", "text": "é" * 40, "n": 4},  # 40 characters, 80 bytes: too large
+    ]
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))
+    parquet = tmp_path / "docs.parquet"
+    pq.write_table(pa.Table.from_pylist(records), parquet)
+    tables = [read(p, id_field="id", max_doc_bytes=64) for p in (jsonl, parquet)]
+    expected = [None, "missing_text", "missing_id", "too_large"]
+    assert [reasons(t) for t in tables] == [expected, expected]
+    assert tables[0]["source"].to_pylist() == tables[1]["source"].to_pylist()
