@@ -107,8 +107,10 @@ class Pipeline:
         cfg, out, started = self.cfg, self.cfg.output.path, time.time()
         self.step_seconds = {}
         files = self.input_files()
-        # A tokenizer that cannot load fails here, not after hours of cleaning.
+        # A tokenizer or user stage that cannot load fails here, not after hours of work.
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token) if cfg.tokenizer else None
+        for source in self.mixture:
+            document_stages(source.stages)
         lists = lists_in_use([source.stages.content for source in self.mixture])
         inputs = [(f.uri, f.size, f.modified) for f in files] + lists
         clean_fp, run_fp = checkpoint.fingerprints(cfg, inputs)

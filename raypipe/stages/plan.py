@@ -9,6 +9,8 @@ resources runs in an actor pool of its own (`pools`), the others share one.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -31,6 +33,10 @@ class Planned:
 def user_class(use: str) -> type:
     """The class a `use: module:Class` names, or a ConfigError that says what is wrong."""
     module, _, name = use.partition(":")
+    if os.getcwd() not in sys.path:
+        # Modules of the project the run starts in, as `python -m` finds them; Ray hands
+        # the driver's path to its workers when it starts, so this runs before Ray does.
+        sys.path.insert(0, os.getcwd())
     try:
         found = getattr(importlib.import_module(module), name)
     except ImportError as error:
