@@ -153,13 +153,15 @@ class _Sequences:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.pieces: list[list[tuple[int, int, int]]] = []  # by sequence id
+        self.pieces: dict[int, list[tuple[int, int, int]]] = {}  # by sequence id
+        self.started = 0  # sequences started: the next id
         self.spaces: list[tuple[int, int]] = []  # open sequences: (space left, id), ascending
         self.closed: list[int] = []  # ids, in the order they filled up
 
     def _new(self) -> tuple[int, int]:
-        self.pieces.append([])
-        return self.capacity, len(self.pieces) - 1
+        key, self.started = self.started, self.started + 1
+        self.pieces[key] = []
+        return self.capacity, key
 
     def _add(self, key: int, piece: tuple[int, int, int], space: int) -> None:
         self.pieces[key].append(piece)
@@ -187,8 +189,31 @@ class _Sequences:
         while len(self.spaces) > keep:
             self.closed.append(self.spaces.pop(0)[1])
 
-    def in_order(self) -> list[list[tuple[int, int, int]]]:
-        return [self.pieces[k] for k in self.closed + sorted(k for _, k in self.spaces)]
+    def place(self, documents: np.ndarray, lengths: np.ndarray, keep: int) -> None:
+        """One window of documents: those of at most `capacity` tokens whole, longest first,
+        into the open sequence they fill most tightly (best-fit-decreasing); the longer
+        ones, which must be split anyway, into the gaps left, largest first, then new
+        sequences. Past `keep` open sequences the fullest close."""
+        by_length = np.argsort(-lengths, kind="stable")
+        whole = lengths[by_length] <= self.capacity
+        for at in by_length[whole].tolist():
+            self.put_whole(int(documents[at]), int(lengths[at]))
+        for at in np.sort(by_length[~whole]).tolist():
+            self.put_split(int(documents[at]), int(lengths[at]))
+        self.close_fullest(keep)
+
+    def take_closed(self) -> list[list[tuple[int, int, int]]]:
+        """The sequences closed since the last call, in the order they closed, forgotten."""
+        closed, self.closed = self.closed, []
+        return [self._forget(k) for k in closed]
+
+    def take_open(self) -> list[list[tuple[int, int, int]]]:
+        """The sequences still open, in the order they were started, forgotten."""
+        keys, self.spaces = sorted(k for _, k in self.spaces), []
+        return [self._forget(k) for k in keys]
+
+    def _forget(self, key: int) -> list[tuple[int, int, int]]:
+        return self.pieces.pop(key)
 
 
 def best_fit_bins(
@@ -196,40 +221,126 @@ def best_fit_bins(
 ) -> list[list[tuple[int, int, int]]]:
     """Pieces (document, offset, length) grouped into sequences of `capacity` tokens.
 
-    Documents arrive in windows of `buffer`. A window's documents of at most `capacity`
-    tokens go whole, longest first, into the open sequence they fill most tightly, or a new
-    one (best-fit-decreasing). Its longer documents, which must be split anyway, then fill
-    the gaps left, largest first, and new sequences. Open sequences carry over to the next
-    window; a full one closes at once, and past `buffer` open ones the fullest close, so
-    memory stays bounded however long the input.
+    Documents arrive in windows of `buffer`, each placed by `_Sequences.place`. Open
+    sequences carry over to the next window; a full one closes at once, and past `buffer`
+    open ones the fullest close, so memory stays bounded however long the input.
     """
     sequences = _Sequences(capacity)
     lengths = np.asarray(doc_lengths, np.int64)
     for first in range(0, len(lengths), buffer):
         window = np.arange(first, min(first + buffer, len(lengths)))
-        window = window[np.argsort(-lengths[window], kind="stable")]
-        whole = lengths[window] <= capacity
-        for doc in window[whole].tolist():
-            sequences.put_whole(doc, int(lengths[doc]))
-        for doc in np.sort(window[~whole]).tolist():
-            sequences.put_split(doc, int(lengths[doc]))
-        sequences.close_fullest(buffer)
-    return sequences.in_order()
+        sequences.place(window, lengths[window], buffer)
+    return sequences.take_closed() + sequences.take_open()
 
 
-def pack_best_fit(
-    flat: np.ndarray, doc_lengths: np.ndarray, seq_len: int, pad_id: int, buffer: int
-) -> Packed:
-    """Whole documents into sequences by best fit; only documents longer than seq_len split."""
-    bins = best_fit_bins(doc_lengths, seq_len, buffer)
-    pieces = np.array([p for b in bins for p in b], np.int64).reshape(-1, 3)
-    sizes = np.fromiter((len(b) for b in bins), np.int64, len(bins))
-    seq = np.repeat(np.arange(len(bins), dtype=np.int64), sizes)
-    placed = pieces[:, 2]
-    before = np.cumsum(placed) - placed  # tokens placed before each piece, over all bins
-    start = seq * seq_len + before - np.repeat(before[np.cumsum(sizes) - sizes], sizes)
-    segments = _segments(start, placed, pieces[:, 0], pieces[:, 1])
-    return _assemble(flat, doc_lengths, segments, len(bins), seq_len, pad_id)
+class Packer:
+    """Packing over a stream of documents that arrive in chunks, in shard order.
+
+    Each `add` returns the sequences its documents completed, and `finish` the rest:
+    together exactly what packing the whole stream at once gives (segments numbered over
+    the whole stream). The state stays bounded whatever the stream's length: concat
+    keeps the unfinished last sequence (under seq_len tokens), best_fit the documents of
+    its current window and of its open sequences (about 2 x buffer), pad nothing.
+    """
+
+    def __init__(
+        self,
+        seq_len: int,
+        pad_id: int,
+        strategy: str,
+        buffer: int,
+        dtype: np.dtype,
+        window: int = 0,
+        boundary: np.ndarray | None = None,
+    ) -> None:
+        self.seq_len, self.pad_id, self.strategy, self.buffer = seq_len, pad_id, strategy, buffer
+        self.dtype, self.window, self.boundary = np.dtype(dtype), window, boundary
+        self.sequences = 0  # sequences returned so far
+        self.documents = 0  # documents received so far
+        # concat: the unfinished last sequence, documents `tail_first`... of `tail_lengths`
+        # (the first of them from `tail_offset` on).
+        self.tail = np.zeros(0, self.dtype)
+        self.tail_lengths = np.zeros(0, np.int64)
+        self.tail_first = self.tail_offset = 0
+        # best_fit: tokens of each document not yet wholly in a returned sequence.
+        self.bins = _Sequences(seq_len)
+        self.held: dict[int, np.ndarray] = {}
+        self.left: dict[int, int] = {}
+        self.placed = 0  # documents placed in sequences
+
+    def add(self, flat: np.ndarray, doc_lengths: np.ndarray) -> Packed:
+        return self._step(flat, np.asarray(doc_lengths, np.int64), final=False)
+
+    def finish(self) -> Packed:
+        return self._step(np.zeros(0, self.dtype), np.zeros(0, np.int64), final=True)
+
+    def _step(self, flat: np.ndarray, doc_lengths: np.ndarray, final: bool) -> Packed:
+        first = self.documents
+        self.documents += len(doc_lengths)
+        if self.strategy == "pad":
+            packed = pack_pad(flat, doc_lengths, self.seq_len, self.pad_id)
+            return self._numbered(packed.tokens, packed.segments, first, 0)
+        if self.strategy == "best_fit":
+            return self._best_fit(flat, doc_lengths, first, final)
+        return self._concat(flat, doc_lengths, first, final)
+
+    def _numbered(
+        self, tokens: np.ndarray, segments: np.ndarray, first: int, offset: int
+    ) -> Packed:
+        """Segments of a stream that starts at document `first`, `offset` tokens into it,
+        renumbered over the whole stream."""
+        segments = segments.copy()
+        segments[:, OFFSET] += np.where(segments[:, DOCUMENT] == 0, offset, 0)
+        segments[:, DOCUMENT] += first
+        segments[:, START] += self.sequences * self.seq_len
+        self.sequences += len(tokens)
+        return Packed(tokens, segments)
+
+    def _concat(self, flat: np.ndarray, lengths: np.ndarray, first: int, final: bool) -> Packed:
+        if len(self.tail_lengths):
+            flat = np.concatenate([self.tail, flat])
+            lengths = np.concatenate([self.tail_lengths, lengths])
+            first = self.tail_first
+        offset, self.tail_offset = self.tail_offset, 0
+        self.tail, self.tail_lengths = self.tail[:0], self.tail_lengths[:0]
+        packed = pack_concat(flat, lengths, self.seq_len, self.pad_id, self.window, self.boundary)
+        tokens, segments = packed.tokens, packed.segments
+        last = segments[:, START] >= (len(tokens) - 1) * self.seq_len
+        held = int(segments[last, LENGTH].sum())
+        if not final and len(tokens) and held < self.seq_len:
+            # The last sequence can still grow: it starts the next chunk's stream.
+            doc, at = (int(v) for v in segments[last][0, [DOCUMENT, OFFSET]])
+            self.tail = flat[len(flat) - held :].copy()
+            self.tail_lengths = np.concatenate([[lengths[doc] - at], lengths[doc + 1 :]])
+            self.tail_first, self.tail_offset = first + doc, at + (offset if doc == 0 else 0)
+            tokens, segments = tokens[:-1], segments[~last]
+        return self._numbered(tokens, segments, first, offset)
+
+    def _best_fit(self, flat: np.ndarray, lengths: np.ndarray, first: int, final: bool) -> Packed:
+        starts = _doc_starts(lengths).tolist()
+        for doc, (start, end) in enumerate(zip(starts[:-1], starts[1:], strict=True)):
+            self.held[first + doc] = flat[start:end].copy()  # so the chunk itself is let go
+            self.left[first + doc] = end - start
+        waiting = self.documents - self.placed
+        while waiting >= self.buffer or (final and waiting):
+            window = np.arange(self.placed, self.placed + min(self.buffer, waiting))
+            sizes = np.array([len(self.held[d]) for d in window.tolist()], np.int64)
+            self.bins.place(window, sizes, self.buffer)
+            self.placed += len(window)
+            waiting -= len(window)
+        bins = self.bins.take_closed() + (self.bins.take_open() if final else [])
+        tokens = np.full((len(bins), self.seq_len), self.pad_id, self.dtype)
+        rows = []
+        for row, pieces in enumerate(bins):
+            at = 0
+            for doc, offset, length in pieces:
+                tokens[row, at : at + length] = self.held[doc][offset : offset + length]
+                rows.append((row * self.seq_len + at, length, doc, offset))
+                at += length
+                self.left[doc] -= length
+                if not self.left[doc]:
+                    del self.held[doc], self.left[doc]
+        return self._numbered(tokens, np.array(rows, np.int64).reshape(-1, 4), 0, 0)
 
 
 def pack(
@@ -242,12 +353,16 @@ def pack(
     window: int = 0,
     boundary: np.ndarray | None = None,
 ) -> Packed:
-    """Documents of one shard (concatenated in `flat`) packed by `strategy`.
+    """Documents of one shard (concatenated in `flat`) packed by `strategy`, at once.
 
     `window` and `boundary` shape concat's splits (see pack_concat).
     """
-    if strategy == "best_fit":
-        return pack_best_fit(flat, doc_lengths, seq_len, pad_id, buffer)
-    if strategy == "pad":
-        return pack_pad(flat, doc_lengths, seq_len, pad_id)
-    return pack_concat(flat, doc_lengths, seq_len, pad_id, window, boundary)
+    packer = Packer(seq_len, pad_id, strategy, buffer, flat.dtype, window, boundary)
+    return join([packer.add(flat, doc_lengths), packer.finish()])
+
+
+def join(parts: list[Packed]) -> Packed:
+    """Consecutive results of one Packer as one."""
+    return Packed(
+        np.concatenate([p.tokens for p in parts]), np.concatenate([p.segments for p in parts])
+    )

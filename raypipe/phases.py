@@ -26,6 +26,7 @@ from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
 from raypipe.runtime import actor_pool, cluster_cpus, sort_shuffle, workers
+from raypipe.scatter import chunks_per_shard, write_cells
 from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
 from raypipe.stages.plan import Planned, pools
@@ -38,6 +39,9 @@ PART_DOCS = 4096  # documents per checkpoint file
 # go through a hash-shuffle anti-join, which moves the documents' text between nodes.
 BROADCAST_DROPS = 4_000_000
 TALLY_FANIN = 256  # tallies merged per task on the way to the driver
+# What a packing task holds at most (a chunk, the packer's state, the boundaries of its
+# shard), declared to Ray so that no more of them run on a node than its memory holds.
+PACK_MEMORY = 1 << 30
 LEDGER = pa.schema(
     [(name, pa.string()) for name in ("id", "source", "stage", "reason", "duplicate_of")]
 )
@@ -183,44 +187,82 @@ def token_tally(batch: pa.Table, seed: int) -> dict:
     return {"sources": sources}
 
 
+def layout(cfg: PipelineConfig, out_tokens: int) -> tuple[int, int]:
+    """How many shards the run writes, and in how many chunks each is gathered."""
+    shards = max(1, math.ceil(out_tokens / cfg.output.shard_tokens))
+    return shards, chunks_per_shard(out_tokens / shards)
+
+
+def scatter(
+    cfg: PipelineConfig, tokens_dir: str, plan: dict, shards: int, chunks: int, folder: str
+) -> dict:
+    """Copies of each document (per the mixture plan) into their shard's cells."""
+    copies = ray.data.read_parquet(
+        tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"]
+    )
+    written = copies.map_batches(
+        _scatter_batch,
+        fn_kwargs={
+            "folder": folder,
+            "plan": plan,
+            "shards": shards,
+            "chunks": chunks,
+            "seed": cfg.seed,
+        },
+        batch_size=PART_DOCS,
+        batch_format="pyarrow",
+    )
+    return _collect(written)
+
+
+def _scatter_batch(
+    batch: pa.Table, folder: str, plan: dict, shards: int, chunks: int, seed: int
+) -> pa.Table:
+    copies = _expand_copies(batch, plan, shards, seed)
+    cells = 0
+    if copies.num_rows:
+        # Named after the batch's first document: a retried task rewrites its own file.
+        name = f"cells-{int(batch['uid'][0].as_py()):020d}-{batch.num_rows}.parquet"
+        cells = write_cells(copies, folder, name, chunks)
+    return pa.table({"tally": [json.dumps({"copies": copies.num_rows, "cells": cells})]})
+
+
 def pack(
     cfg: PipelineConfig,
-    tokens_dir: str,
-    plan: dict[str, tuple[float, int]],
-    out_tokens: int,
+    cells_dir: str,
+    shards: int,
+    chunks: int,
     loaded: LoadedTokenizer,
     run_fp: str,
 ) -> list[dict]:
-    """Copies of each document (per the mixture plan) assigned to shards, packed, published."""
-    shards = max(1, math.ceil(out_tokens / cfg.output.shard_tokens))
+    """Each shard gathered from the cells chunk by chunk, packed and published as it streams;
+    shards a previous attempt of this run published are kept."""
     done = committed_entries(cfg.output.path, run_fp)
-    with sort_shuffle():
-        copies = ray.data.read_parquet(
-            tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"]
+    todo = [{"group": group} for group in range(shards) if group not in done]
+    entries = []
+    if todo:
+        written = ray.data.from_items(todo, override_num_blocks=len(todo)).map_batches(
+            publish_shard,
+            fn_kwargs={
+                "cells": cells_dir,
+                "chunks": chunks,
+                "output": cfg.output.path,
+                "seq_len": cfg.pack.seq_len,
+                "pad_id": loaded.eos_id,
+                "vocab_size": loaded.vocab_size,
+                "fingerprint": run_fp,
+                "strategy": cfg.pack.strategy,
+                "buffer": cfg.pack.buffer_docs,
+                "form": cfg.output.format,
+                "split_window": cfg.pack.split_window,
+                # Decided once from the vocabulary, shipped to every packing task.
+                "boundary": boundary_table(loaded) if cfg.pack.split_window else None,
+            },
+            batch_size=1,
+            batch_format="pyarrow",
+            memory=PACK_MEMORY,
         )
-    copies = copies.map_batches(
-        _expand_copies,
-        fn_kwargs={"plan": plan, "shards": shards, "seed": cfg.seed, "skip": sorted(done)},
-        batch_format="pyarrow",
-    )
-    written = copies.groupby("group", num_partitions=min(shards, 4 * workers(cfg.ray))).map_groups(
-        publish_shard,
-        fn_kwargs={
-            "output": cfg.output.path,
-            "seq_len": cfg.pack.seq_len,
-            "pad_id": loaded.eos_id,
-            "vocab_size": loaded.vocab_size,
-            "fingerprint": run_fp,
-            "strategy": cfg.pack.strategy,
-            "buffer": cfg.pack.buffer_docs,
-            "form": cfg.output.format,
-            "split_window": cfg.pack.split_window,
-            # Decided once from the vocabulary, shipped to every packing task.
-            "boundary": boundary_table(loaded) if cfg.pack.split_window else None,
-        },
-        batch_format="pyarrow",
-    )
-    entries = [json.loads(row["entry"]) for row in written.take_all()]
+        entries = [json.loads(row["entry"]) for row in written.take_all()]
     return sorted([*done.values(), *entries], key=lambda e: e["group"])
 
 
@@ -236,19 +278,14 @@ def copy_counts(batch: pa.Table, plan: dict[str, tuple[float, int]], seed: int) 
     return counts
 
 
-def _expand_copies(
-    batch: pa.Table, plan: dict, shards: int, seed: int, skip: list[int]
-) -> pa.Table:
+def _expand_copies(batch: pa.Table, plan: dict, shards: int, seed: int) -> pa.Table:
     counts = copy_counts(batch, plan, seed)
     rows = np.repeat(np.arange(batch.num_rows), counts)
     copy_index = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
     keys = mix.copy_keys(batch["uid"].to_numpy()[rows], copy_index, seed)
     batch = batch.take(pa.array(rows, pa.int64()))
     batch = batch.append_column("group", pa.array(shard_of(keys, shards, seed)))
-    batch = batch.append_column("order", pa.array(order_key(keys, seed)))
-    if skip:
-        batch = batch.filter(pc.invert(pc.is_in(batch["group"], pa.array(skip, pa.int32()))))
-    return batch
+    return batch.append_column("order", pa.array(order_key(keys, seed)))
 
 
 # -- without a tokenizer: cleaned documents ----------------------------------------------

@@ -3,7 +3,8 @@
 phase 1  read -> [document stages] -> clean checkpoint           stream, per document
 phase 2  exact duplicates: hash partitions -> keepers -> drops  global, distributed
 phase 3  clean - drops -> tokenize -> token checkpoint
-         -> mixture plan -> copies to seeded shards -> pack -> shards
+         -> mixture plan -> copies scattered to (shard, chunk) cells on storage
+         -> per shard: gather chunk by chunk -> pack -> stream to shards
 commit   rejects ledger, report.json, manifest.json (last: its presence = committed)
 """
 
@@ -166,10 +167,16 @@ class Pipeline:
             )["sources"]
             plan = mix.plan(tokenized, self.mixture)
             outcome = mix.outcome(tokenized, plan, self.mixture)
-            self.log("3/3 mix, pack and write shards")
-            out_tokens = sum(r["tokens_out"] for r in outcome.values())
+            n_shards, chunks = phases.layout(cfg, sum(r["tokens_out"] for r in outcome.values()))
+            cells_dir = checkpoint.phase_dir(out, "cells", run_fp)
+            self._phase(
+                "3/3 scatter copies to shards",
+                cells_dir,
+                lambda d: phases.scatter(cfg, tokens_dir, plan, n_shards, chunks, d),
+            )
+            self.log("3/3 pack and write shards")
             with self._clock("pack"):
-                shards = phases.pack(cfg, tokens_dir, plan, out_tokens, loaded, run_fp)
+                shards = phases.pack(cfg, cells_dir, n_shards, chunks, loaded, run_fp)
         else:
             self.log("3/3 write cleaned documents")
             with self._clock("write documents"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,52 +26,88 @@ import pyarrow.fs as pafs
 
 from raypipe import megatron
 from raypipe.io import storage
-from raypipe.pack import DOCUMENT, LENGTH, OFFSET, Packed, pack
-from raypipe.report.stats import shard_stats
+from raypipe.pack import DOCUMENT, LENGTH, OFFSET, Packed, Packer
+from raypipe.report.stats import ShardStats
 
 SHARDS_DIR = "shards"
 
 
-def _npy_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
+class NativeShard:
+    """A native shard written sequence by sequence: tokens stream to storage as they are
+    packed (the .npy header, which holds the row count, is patched in last); the
+    boundaries, a few bytes per document, are kept and written after the tokens."""
+
+    def __init__(self, output: str, name: str, dtype: np.dtype, seq_len: int) -> None:
+        self.output, self.name = output, name
+        descr = np.lib.format.dtype_to_descr(np.dtype(dtype))
+        self.header = {"descr": descr, "fortran_order": False}
+        self.seq_len, self.rows, self.segments = seq_len, 0, []
+        self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.tokens.npy"))
+        self._write_header()  # numpy reserves room for any row count: the size stays
+
+    def _write_header(self) -> None:
+        header = {**self.header, "shape": (self.rows, self.seq_len)}
+        np.lib.format.write_array_header_1_0(self.spool.file, header)
+
+    def write(self, packed: Packed) -> None:
+        self.spool.file.write(np.ascontiguousarray(packed.tokens).tobytes())
+        self.rows += len(packed.tokens)
+        self.segments.append(packed.segments)
+
+    def publish(self, documents: int) -> dict:
+        """Tokens first, boundaries second; describe the shard for the manifest."""
+        self.spool.file.seek(0)
+        self._write_header()
+        sha256 = self.spool.publish()
+        segments = np.concatenate(self.segments) if self.segments else np.zeros((0, 4), np.int64)
+        buffer = io.BytesIO()
+        np.save(buffer, segments, allow_pickle=False)
+        uri = storage.join(self.output, SHARDS_DIR, f"{self.name}.segments.npy")
+        storage.write_atomic(uri, buffer.getvalue())
+        self.split_documents = int(np.count_nonzero(np.bincount(segments[:, DOCUMENT]) > 1))
+        return {
+            "path": f"{SHARDS_DIR}/{self.name}",
+            "sequences": self.rows,
+            "tokens": int(segments[:, LENGTH].sum()),
+            "documents": documents,
+            "sha256": sha256,
+        }
 
 
 def write_shard(output: str, name: str, packed: Packed, documents: int) -> dict:
-    """Publish one shard (tokens first, boundaries second) and describe it for the manifest."""
-    tokens = _npy_bytes(packed.tokens)
-    storage.write_atomic(storage.join(output, SHARDS_DIR, f"{name}.tokens.npy"), tokens)
-    storage.write_atomic(
-        storage.join(output, SHARDS_DIR, f"{name}.segments.npy"), _npy_bytes(packed.segments)
-    )
-    return {
-        "path": f"{SHARDS_DIR}/{name}",
-        "sequences": int(packed.tokens.shape[0]),
-        "tokens": packed.n_valid,
-        "documents": documents,
-        "sha256": hashlib.sha256(tokens).hexdigest(),
-    }
+    """Publish one shard packed at once (see NativeShard)."""
+    shard = NativeShard(output, name, packed.tokens.dtype, packed.tokens.shape[1])
+    shard.write(packed)
+    return shard.publish(documents)
 
 
-def write_megatron(
-    output: str, name: str, flat: np.ndarray, doc_lengths: np.ndarray, vocab_size: int
-) -> dict:
-    """Publish one shard as Megatron-LM's NAME.bin/NAME.idx: whole documents, unpacked."""
-    data = flat.astype(megatron.token_dtype(vocab_size), copy=False).tobytes()
-    storage.write_atomic(storage.join(output, SHARDS_DIR, f"{name}.bin"), data)
-    storage.write_atomic(
-        storage.join(output, SHARDS_DIR, f"{name}.idx"),
-        megatron.index_bytes(doc_lengths, megatron.token_dtype(vocab_size)),
-    )
-    return {
-        "path": f"{SHARDS_DIR}/{name}",
-        # Megatron's sequences are the .idx entries: one whole document each.
-        "sequences": len(doc_lengths),
-        "tokens": len(flat),
-        "documents": len(doc_lengths),
-        "sha256": hashlib.sha256(data).hexdigest(),
-    }
+class MegatronShard:
+    """A shard as Megatron-LM's NAME.bin/NAME.idx (whole documents, unpacked): the .bin
+    streams to storage, the .idx (12 bytes per document) is written after it."""
+
+    def __init__(self, output: str, name: str, vocab_size: int) -> None:
+        self.output, self.name = output, name
+        self.dtype = megatron.token_dtype(vocab_size)
+        self.lengths: list[np.ndarray] = []
+        self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.bin"))
+
+    def write(self, flat: np.ndarray, doc_lengths: np.ndarray) -> None:
+        self.spool.file.write(flat.astype(self.dtype, copy=False).tobytes())
+        self.lengths.append(doc_lengths)
+
+    def publish(self) -> dict:
+        sha256 = self.spool.publish()
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, np.int64)
+        uri = storage.join(self.output, SHARDS_DIR, f"{self.name}.idx")
+        storage.write_atomic(uri, megatron.index_bytes(lengths, self.dtype))
+        return {
+            "path": f"{SHARDS_DIR}/{self.name}",
+            # Megatron's sequences are the .idx entries: one whole document each.
+            "sequences": len(lengths),
+            "tokens": int(lengths.sum()),
+            "documents": len(lengths),
+            "sha256": sha256,
+        }
 
 
 @dataclass(frozen=True)
@@ -132,9 +168,10 @@ def sidecar_uri(output: str, group: int) -> str:
     return storage.join(output, SHARDS_DIR, f"{shard_name(group)}.json")
 
 
-def pack_and_write(
-    group: pa.Table,
+def publish(
+    chunks: Iterable[pa.Table],
     output: str,
+    group: int,
     seq_len: int,
     pad_id: int,
     vocab_size: int,
@@ -144,29 +181,41 @@ def pack_and_write(
     form: str,
     split_window: int = 0,
     boundary: np.ndarray | None = None,
-) -> pa.Table:
-    """One shard from all documents assigned to it, published with its sidecar last.
+) -> dict | None:
+    """One shard from its documents, which arrive in chunks in shard order, published
+    with its sidecar last; None when the shard got no document.
 
-    The sidecar (NAME.json) marks the shard complete: a resumed run reuses shards whose
-    sidecar carries the run's fingerprint. `split_window` and `boundary` (bool per token
-    id, raypipe.boundary) shape concat's splits.
+    Memory holds a chunk and the packer's bounded state, never the shard. The sidecar
+    (NAME.json) marks the shard complete: a resumed run reuses shards whose sidecar
+    carries the run's fingerprint. `split_window` and `boundary` (bool per token id,
+    raypipe.boundary) shape concat's splits.
     """
-    group = group.take(pc.sort_indices(group, [("order", "ascending")]))
-    flat = pc.list_flatten(group["tokens"]).to_numpy()
-    doc_tokens = group["n_tokens"].to_numpy()
-    index = int(group["group"][0].as_py())
-    stats = shard_stats(flat, doc_tokens, group["chars"].to_numpy(), vocab_size)
-    if form == "megatron":
-        entry = write_megatron(output, shard_name(index), flat, doc_tokens, vocab_size)
+    stats, writer, packer, documents = ShardStats(vocab_size), None, None, 0
+    for chunk in chunks:
+        flat = pc.list_flatten(chunk["tokens"]).to_numpy()
+        doc_tokens = chunk["n_tokens"].to_numpy()
+        stats.add(flat, doc_tokens, chunk["chars"].to_numpy())
+        documents += len(doc_tokens)
+        if form == "megatron":
+            writer = writer or MegatronShard(output, shard_name(group), vocab_size)
+            writer.write(flat, doc_tokens)
+            continue
+        if writer is None:
+            writer = NativeShard(output, shard_name(group), flat.dtype, seq_len)
+            packer = Packer(seq_len, pad_id, strategy, buffer, flat.dtype, split_window, boundary)
+        writer.write(packer.add(flat, doc_tokens))
+    if writer is None:
+        return None
+    if packer is None:
+        entry, extra = writer.publish(), {}
     else:
-        packed = pack(flat, doc_tokens, seq_len, pad_id, strategy, buffer, split_window, boundary)
-        entry = write_shard(output, shard_name(index), packed, len(doc_tokens))
-        stats["split_documents"] = packed.split_documents
-    entry["stats"] = stats
+        writer.write(packer.finish())
+        entry, extra = writer.publish(documents), {"split_documents": writer.split_documents}
+    entry["stats"] = {**stats.as_dict(), **extra}
     entry["fingerprint"] = fingerprint
-    entry["group"] = index
-    storage.write_atomic(sidecar_uri(output, index), json.dumps(entry).encode())
-    return pa.table({"entry": [json.dumps(entry)]})
+    entry["group"] = group
+    storage.write_atomic(sidecar_uri(output, group), json.dumps(entry).encode())
+    return entry
 
 
 def committed_entries(output: str, fingerprint: str) -> dict[int, dict]:

@@ -23,7 +23,8 @@ from raypipe.config import InputConfig, PipelineConfig
 from raypipe.io.readers import read_file
 from raypipe.metrics import count
 from raypipe.mix import Source
-from raypipe.shards import pack_and_write
+from raypipe.scatter import Gather
+from raypipe.shards import publish
 from raypipe.stages import Stage
 from raypipe.stages.plan import Planned, pool_of
 
@@ -72,13 +73,17 @@ def _read_counted(file: InputFile, index: int, batch_docs: int) -> Iterable[pa.T
     count("raypipe_bytes_read", file.size, source=file.input.source or "input")
 
 
-def publish_shard(group: pa.Table, **options) -> pa.Table:
-    """Pack and publish one shard (raypipe.shards), counting what was written."""
-    written = pack_and_write(group, **options)
-    entry = json.loads(written["entry"][0].as_py())
-    count("raypipe_tokens_written", entry["tokens"])
-    count("raypipe_shards_written", 1)
-    return written
+def publish_shard(batch: pa.Table, cells: str, chunks: int, **options) -> pa.Table:
+    """Gather, pack and publish the shards of `batch["group"]` (raypipe.scatter,
+    raypipe.shards) one after another, counting what was written."""
+    entries = []
+    for group in batch["group"].to_pylist():
+        entry = publish(Gather(cells, group, chunks), group=group, **options)
+        if entry is not None:
+            count("raypipe_tokens_written", entry["tokens"])
+            count("raypipe_shards_written", 1)
+            entries.append(json.dumps(entry))
+    return pa.table({"entry": pa.array(entries, pa.string())})
 
 
 class StageChain:

@@ -10,7 +10,9 @@ is ever printed.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
+import tempfile
 import uuid
 from urllib.parse import urlparse
 
@@ -155,3 +157,52 @@ def make_dirs(uri: str) -> None:
         fs.create_dir(path, recursive=True)
     except OSError as error:
         raise StorageError(f"cannot write to {uri}: {error}") from None
+
+
+class Spool:
+    """A file built front to back on local disk, then published at `uri` whole.
+
+    Local files grow under a temporary name beside `uri` and are renamed; for object
+    storage the file grows in the local temporary folder and is uploaded in blocks, so
+    memory stays at one block however large the file. The bytes may be patched in place
+    before publishing (a header whose sizes are known only at the end).
+    """
+
+    BLOCK = 8 << 20
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        fs, path = filesystem(uri)
+        if is_remote(uri):
+            handle, self.path = tempfile.mkstemp(suffix=".spool")
+            os.close(handle)
+        else:
+            fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+            self.path = f"{path}.{uuid.uuid4().hex}.tmp"
+        self.file = open(self.path, "w+b")  # noqa: SIM115 (closed by publish or discard)
+
+    def publish(self) -> str:
+        """Make the file visible at `uri`; returns the sha256 of its bytes."""
+        digest = hashlib.sha256()
+        self.file.flush()
+        self.file.seek(0)
+        try:
+            if is_remote(self.uri):
+                fs, path = filesystem(self.uri)
+                with fs.open_output_stream(path) as out:
+                    while block := self.file.read(self.BLOCK):
+                        digest.update(block)
+                        out.write(block)
+            else:
+                while block := self.file.read(self.BLOCK):
+                    digest.update(block)
+                os.fsync(self.file.fileno())
+                os.replace(self.path, filesystem(self.uri)[1])
+        finally:
+            self.discard()
+        return digest.hexdigest()
+
+    def discard(self) -> None:
+        self.file.close()
+        if os.path.exists(self.path):
+            os.remove(self.path)

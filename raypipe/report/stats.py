@@ -5,19 +5,39 @@ from __future__ import annotations
 import numpy as np
 
 
-def shard_stats(
-    valid_tokens: np.ndarray, doc_tokens: np.ndarray, doc_chars: np.ndarray, vocab_size: int
-) -> dict:
-    counts = np.bincount(valid_tokens, minlength=vocab_size)
-    used = np.flatnonzero(counts)
-    return {
-        "token_ids": used.tolist(),
-        "token_counts": counts[used].tolist(),
-        "documents": len(doc_tokens),
-        "doc_tokens": [int(doc_tokens.min(initial=0)), int(doc_tokens.max(initial=0))],
-        "doc_chars": [int(doc_chars.min(initial=0)), int(doc_chars.max(initial=0))],
-        "chars": int(doc_chars.sum()),
-    }
+class ShardStats:
+    """A shard's statistics, gathered chunk by chunk as its documents are written."""
+
+    def __init__(self, vocab_size: int) -> None:
+        self.counts = np.zeros(vocab_size, np.int64)
+        self.documents = self.chars = 0
+        self.doc_tokens: list[int] = []  # [min, max] over the documents seen
+        self.doc_chars: list[int] = []
+
+    def add(self, valid_tokens: np.ndarray, doc_tokens: np.ndarray, doc_chars: np.ndarray) -> None:
+        self.counts += np.bincount(valid_tokens, minlength=len(self.counts))
+        if not len(doc_tokens):
+            return
+        self.documents += len(doc_tokens)
+        self.chars += int(doc_chars.sum())
+        self.doc_tokens = _span(self.doc_tokens, doc_tokens)
+        self.doc_chars = _span(self.doc_chars, doc_chars)
+
+    def as_dict(self) -> dict:
+        used = np.flatnonzero(self.counts)
+        return {
+            "token_ids": used.tolist(),
+            "token_counts": self.counts[used].tolist(),
+            "documents": self.documents,
+            "doc_tokens": self.doc_tokens or [0, 0],
+            "doc_chars": self.doc_chars or [0, 0],
+            "chars": self.chars,
+        }
+
+
+def _span(span: list[int], values: np.ndarray) -> list[int]:
+    low, high = int(values.min()), int(values.max())
+    return [min(low, span[0]), max(high, span[1])] if span else [low, high]
 
 
 def dataset_report(shards: list[dict], vocab_size: int, seq_len: int) -> dict:

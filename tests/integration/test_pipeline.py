@@ -102,7 +102,14 @@ def test_same_input_same_shards_and_resume(local_ray, mini_corpus, tmp_path):
     resumed = run(mini_corpus, tmp_path / "a")
     assert [s["sha256"] for s in resumed["shards"]] == [s["sha256"] for s in first["shards"]]
     # Each step's wall time; the resumed run redid only packing and the ledger.
-    steps = ["read and clean", "deduplicate", "tokenize", "pack", "rejects ledger"]
+    steps = [
+        "read and clean",
+        "deduplicate",
+        "tokenize",
+        "scatter copies to shards",
+        "pack",
+        "rejects ledger",
+    ]
     assert list(first["step_seconds"]) == steps and min(first["step_seconds"].values()) > 0
     assert list(resumed["step_seconds"]) == ["pack", "rejects ledger"]
     again = run(mini_corpus, tmp_path / "a")

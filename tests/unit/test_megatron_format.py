@@ -1,12 +1,10 @@
 """A megatron shard read back by the real megatron-core IndexedDataset."""
 
-import json
-
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from raypipe.shards import pack_and_write, shard_name
+from raypipe.shards import publish, shard_name
 
 indexed_dataset = pytest.importorskip("megatron.core.datasets.indexed_dataset")
 
@@ -21,13 +19,12 @@ def test_megatron_core_reads_every_document_as_written(tmp_path, vocab_size):
             "n_tokens": [len(d) for d in docs],
             "chars": [4 * len(d) for d in docs],
             "order": [3, 1, 2, 0],  # written in this order
-            "group": [7] * len(docs),
         }
     )
-    written = pack_and_write(
-        group, str(tmp_path), 64, vocab_size - 1, vocab_size, "fp", "concat", 16, "megatron"
+    chunks = [group.sort_by("order").slice(0, 2), group.sort_by("order").slice(2)]
+    entry = publish(
+        chunks, str(tmp_path), 7, 64, vocab_size - 1, vocab_size, "fp", "concat", 16, "megatron"
     )
-    entry = json.loads(written["entry"][0].as_py())
     dataset = indexed_dataset.IndexedDataset(str(tmp_path / "shards" / shard_name(7)))
     written = [docs[i] for i in (3, 1, 2, 0)]
     assert len(dataset) == len(written) == entry["sequences"] == entry["documents"]

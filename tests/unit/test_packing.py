@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raypipe.pack import DOCUMENT, LENGTH, OFFSET, START, best_fit_bins, pack
+from raypipe.pack import DOCUMENT, LENGTH, OFFSET, START, Packer, best_fit_bins, join, pack
 from raypipe.shards import Shard
 
 PAD = 0
@@ -157,3 +157,39 @@ def test_concat_window_moves_a_crossing_document_to_the_next_sequence():
     assert clean.segments[:, START].tolist() == [0, 10]
     assert clean.n_valid / clean.tokens.size == 12 / 20
     assert pack(corpus([7, 5]), lengths, 10, PAD, "concat", 1, 3, none).split_documents == 1
+
+
+@settings_
+@given(
+    documents,
+    st.integers(8, 128),
+    st.sampled_from(["concat", "best_fit", "pad"]),
+    st.integers(1, 16),
+    st.integers(0, 64),
+    boundaries,
+    st.lists(st.integers(0, 60), max_size=8),
+)
+def test_packing_in_chunks_gives_what_packing_at_once_gives(
+    lengths, seq_len, strategy, buffer, window, boundary, cuts
+):
+    flat, n = corpus(lengths), np.array(lengths, np.int64)
+    window = min(window, seq_len // 2) if strategy == "concat" else 0
+    table = boundary_table(*boundary)
+    whole = pack(flat, n, seq_len, PAD, strategy, buffer, window, table)
+    packer = Packer(seq_len, PAD, strategy, buffer, flat.dtype, window, table)
+    edges = [0, *sorted(min(c, len(lengths)) for c in cuts), len(lengths)]
+    starts = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+    parts = [
+        packer.add(flat[starts[a] : starts[b]], n[a:b])
+        for a, b in zip(edges[:-1], edges[1:], strict=True)
+    ]
+    chunked = join([*parts, packer.finish()])
+    assert np.array_equal(chunked.tokens, whole.tokens)
+    assert np.array_equal(chunked.segments, whole.segments)
+
+
+def test_best_fit_packs_the_bins_it_plans():
+    lengths = np.array([6, 7, 4, 3, 12, 1, 9])
+    packed = pack(corpus(lengths.tolist()), lengths, 10, PAD, "best_fit", 3)
+    planned = [piece for b in best_fit_bins(lengths, 10, 3) for piece in b]
+    assert packed.segments[:, [DOCUMENT, OFFSET, LENGTH]].tolist() == [list(p) for p in planned]
