@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from raypipe.batch import alive, set_column
+from raypipe.batch import alive, in_slices, set_column
 from raypipe.config import InputConfig, PipelineConfig
 from raypipe.io.readers import read_file
 from raypipe.metrics import count
@@ -114,6 +114,9 @@ class StageChain:
         return batch
 
     def __call__(self, batch: pa.Table) -> pa.Table:
+        return in_slices(self._chain, batch)
+
+    def _chain(self, batch: pa.Table) -> pa.Table:
         if len(self.chains) == 1:
             batch = self._apply(next(iter(self.chains)), batch)
         else:  # a batch may join blocks of several sources

@@ -69,7 +69,9 @@ def write_corpus(mb: int, folder: Path) -> dict:
 
 
 def peak(corpus: Path, out: Path, recipe: dict, limit_gib: int | None = None) -> dict:
-    """One `raypipe run` under peak-memory (inside a memory cgroup of `limit_gib`)."""
+    """One `raypipe run` from scratch under peak-memory (inside a memory cgroup of
+    `limit_gib`)."""
+    shutil.rmtree(out, ignore_errors=True)
     config = {
         "input": {"paths": [str(corpus)], "id_field": "id"},
         "output": {"path": str(out)},
@@ -117,6 +119,17 @@ def gib(value: float) -> str:
     return f"{value:.2f} GiB"
 
 
+def plot(peaks: dict[str, list[tuple[int, float]]], width: int = 50) -> list[str]:
+    """A bar per run, to scale: the peak against the input size, as a text plot."""
+    top = max(value for runs in peaks.values() for _, value in runs)
+    lines = ["```"]
+    for name, runs in peaks.items():
+        for mb, value in runs:
+            bar = "#" * max(1, round(width * value / top))
+            lines.append(f"{name:>8} {mb:>5} MB |{bar} {gib(value)}")
+    return [*lines, "```"]
+
+
 def run(quick: bool) -> str:
     scratch = CACHE / "memory"
     shutil.rmtree(scratch, ignore_errors=True)
@@ -137,11 +150,12 @@ def run(quick: bool) -> str:
         "| recipe | " + " | ".join(f"{mb} MB" for mb in sizes) + " | 16x over 1x |",
         "|---|" + "---:|" * (len(sizes) + 1),
     ]
-    notes = []
+    notes, peaks = [], {}
     for name, recipe in RECIPES.items():
         results = [
             peak(scratch / f"input-{mb}", scratch / f"out-{name}-{mb}", recipe) for mb in sizes
         ]
+        peaks[name] = [(mb, r["peak_pss_gib"]) for mb, r in zip(sizes, results, strict=True)]
         growth = results[-1]["peak_pss_gib"] / results[0]["peak_pss_gib"]
         cells = " | ".join(f"{gib(r['peak_pss_gib'])} ({r['wall_s']:.0f} s)" for r in results)
         lines.append(f"| {name} | {cells} | {growth:.2f}x |")
@@ -149,7 +163,7 @@ def run(quick: bool) -> str:
         notes.append(
             f"- {name}: peak at {sizes[-1]} MB over {sizes[0]} MB **{growth:.2f}x** — {verdict}."
         )
-    lines += ["", *notes]
+    lines += ["", *notes, "", *plot(peaks)]
     if not quick:
         corpus = write_corpus(LIMITED_MB, scratch / "input-limited")
         free = peak(scratch / "input-limited", scratch / "out-free", {})

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from raypipe.batch import in_slices
 from raypipe.tokenizer import load_tokenizer
 
 
@@ -34,6 +35,9 @@ class Tokenize:
         self.loaded = load_tokenizer(spec, eos_token)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
+        return in_slices(self._encode, batch)
+
+    def _encode(self, batch: pa.Table) -> pa.Table:
         texts = batch["text"].to_pylist()
         ids = self.loaded.encode_batch(texts)
         tokens = token_lists(ids, self.loaded.eos_id, self.loaded.dtype)
