@@ -121,8 +121,9 @@ class LangidConfig(Section):
     enabled: bool = True
     languages: list[str] = Field(
         default_factory=list,
-        description="ISO codes to keep, e.g. [en, de]; empty = annotate language and "
-        "language_score only, reject nothing",
+        description='ISO codes to keep, e.g. [en, de]; ["*"] = every language, documents '
+        "scoring below the threshold rejected; empty = annotate language and language_score "
+        "only, reject nothing",
     )
     threshold: float = Field(
         0.65,
@@ -158,8 +159,13 @@ class HeuristicConfig(Section):
         0.3,
         ge=0,
         le=1,
-        description="Share of non-space characters that are neither letters nor digits "
-        "above: heuristic:symbols",
+        description="Share of characters that are neither letters nor digits above: "
+        "heuristic:symbols",
+    )
+    symbol_ratio_of: Literal["visible", "all"] = Field(
+        "visible",
+        description="Denominator of the symbol share: visible = non-space characters; all = "
+        "the whole text's length (the lesson's definition)",
     )
     languages: list[str] = Field(
         default_factory=list,
@@ -261,6 +267,11 @@ class C4Config(Section):
         description="C4 page cleaning (Raffel et al. 2020, section 2.2): keeps only sentence lines",
     )
     languages: list[str] = _languages("c4")
+    filter_no_terminal_punct: bool = Field(
+        True,
+        description="Remove lines not ending in . ? ! \" ' (or ending in ...); FineWeb turns "
+        "this off and keeps them",
+    )
     min_words_per_line: int = Field(3, ge=0, description="Lines with fewer words are removed")
     min_sentences: int = Field(
         5, ge=0, description="Pages with fewer sentences left: c4:min_sentences"
@@ -273,6 +284,12 @@ class C4Config(Section):
 class FineWebConfig(Section):
     enabled: bool = Field(False, description="FineWeb rules (Penedo et al. 2024, section 3.3)")
     languages: list[str] = _languages("fineweb")
+    edition: Literal["fineweb-2", "fineweb"] = Field(
+        "fineweb-2",
+        description="fineweb-2 = datatrove since 8427759 (strict limits, blank lines not "
+        "counted, terminal punctuation of every script); fineweb = the code FineWeb v1 ran "
+        "(drop at the limits, blank lines counted, only . ' \" ! ? end a line)",
+    )
     min_line_punct_ratio: float = _fraction(
         0.12, "Share of lines ending in sentence punctuation below: fineweb:line_punct_ratio"
     )
@@ -609,6 +626,11 @@ class UserStage(Section):
 
 
 class PipelineConfig(Section):
+    recipe: str | None = Field(
+        None,
+        description="A named recipe whose options are the defaults of this config (see "
+        "`raypipe options --recipe NAME`); unset = raypipe's own defaults",
+    )
     input: InputConfig = InputConfig()
     sources: list[SourceConfig] = Field(
         default_factory=list, description="Named sources of a mixture (instead of input.paths)"
@@ -696,6 +718,16 @@ def _describe(error: ValidationError) -> str:
     return "invalid config:\n" + "\n".join(lines)
 
 
+def _with_recipe(name: Any, data: dict) -> dict:
+    from raypipe import recipes
+
+    try:
+        recipe = recipes.load(str(name))
+    except ValueError as error:
+        raise ConfigError(f"invalid config:\n  recipe: {error}") from None
+    return recipes.merged(recipe.as_config(), data)
+
+
 def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None) -> PipelineConfig:
     """Validate a config mapping after applying overrides ({"a.b": v} or ["a.b=v"])."""
     data = yaml.safe_load(yaml.safe_dump(data or {}))  # deep copy of plain data
@@ -704,6 +736,8 @@ def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None
     )
     for keys, value in items:
         _apply(data, keys.split(".") if isinstance(keys, str) else keys, value)
+    if name := data.get("recipe"):
+        data = _with_recipe(name, data)
     try:
         return PipelineConfig.model_validate(data)
     except ValidationError as error:
@@ -741,31 +775,57 @@ def _bounds(field) -> str:
     return ", ".join(parts)
 
 
-def reference_rows(model: type[BaseModel] = PipelineConfig, prefix: str = "") -> list[str]:
-    """Markdown rows `| key | default | bounds | meaning |` for every option."""
+def reference_rows(
+    model: type[BaseModel] = PipelineConfig, prefix: str = "", recipe: Any = None
+) -> list[str]:
+    """Markdown rows `| key | default | bounds | meaning |` for every option; with a
+    `raypipe.recipes.Recipe`, its values (and their citations) are the defaults."""
     rows = []
     for name, field in model.model_fields.items():
         key = f"{prefix}{name}"
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            rows.extend(reference_rows(annotation, f"{key}."))
+            rows.extend(reference_rows(annotation, f"{key}.", recipe))
             continue
         item = getattr(annotation, "__args__", (None,))[0]
         if isinstance(item, type) and issubclass(item, BaseModel):
             optional = type(None) in annotation.__args__  # `Model | None`: a section or null
             rows.append(f"| `{key}` | `{'null' if optional else '[]'}` |  | {field.description} |")
-            rows.extend(reference_rows(item, f"{key}." if optional else f"{key}[]."))
+            rows.extend(reference_rows(item, f"{key}." if optional else f"{key}[].", recipe))
             continue
         default = (
             "required" if field.is_required() else field.get_default(call_default_factory=True)
         )
         default_text = "required" if default == "required" else f"`{json.dumps(default)}`"
+        if recipe and (setting := recipe.settings.get(key)):
+            default_text = f"**`{json.dumps(setting.value)}`** [{setting.cite}]"
+        if recipe and key == "recipe":
+            default_text = f"`{json.dumps(recipe.name)}`"
         meaning = field.description or ("Turn this on or off" if name == "enabled" else "")
         meaning = meaning.replace("|", "\\|")
         rows.append(f"| `{key}` | {default_text} | {_bounds(field)} | {meaning} |")
     return rows
 
 
-def reference_table() -> str:
-    header = "| key | default | bounds | meaning |\n|---|---|---|---|"
-    return "\n".join([header, *reference_rows()])
+def reference_table(recipe_name: str | None = None) -> str:
+    """Every option as a Markdown table; with a recipe, its values in bold with their
+    sources listed below the table."""
+    if not recipe_name:
+        header = "| key | default | bounds | meaning |\n|---|---|---|---|"
+        return "\n".join([header, *reference_rows()])
+    from raypipe import recipes
+
+    try:
+        recipe = recipes.load(recipe_name)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    header = (
+        f"Recipe `{recipe.name}`: {recipe.title}\n\n"
+        "| key | value | bounds | meaning |\n|---|---|---|---|"
+    )
+    sources = [f"- [{key}] {text}" for key, text in recipe.references.items()]
+    notes = [f"- {note}" for note in recipe.notes]
+    return "\n".join(
+        [header, *reference_rows(recipe=recipe), "", "Sources:", *sources]
+        + (["", "Where raypipe differs:", *notes] if notes else [])
+    )

@@ -31,7 +31,7 @@ def clean_page(text: str, split: WordSplitter, cfg: C4Config) -> tuple[str | Non
         if any(len(word) > cfg.max_word_length for word in words):
             continue
         line = _CITATION.sub("", line)
-        if not line.endswith(_TERMINAL) or line.endswith("..."):
+        if cfg.filter_no_terminal_punct and (not line.endswith(_TERMINAL) or line.endswith("...")):
             continue
         if len(words) < cfg.min_words_per_line:
             continue

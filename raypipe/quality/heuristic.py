@@ -28,6 +28,8 @@ def heuristic_reason(text: str, cfg: HeuristicConfig) -> str | None:
     if words and caps / len(words) > cfg.max_caps_word_ratio:
         return "heuristic:caps_words"
     visible = len(text) - sum(1 for ch in text if ch.isspace())
+    if cfg.symbol_ratio_of == "all":
+        visible = len(text)
     symbols = sum(1 for ch in text if not _classes(ch) & (SPACE | WORD_CHAR) or ch == "_")
     if visible and symbols / visible > cfg.max_symbol_ratio:
         return "heuristic:symbols"
@@ -99,13 +101,14 @@ def heuristic_reasons(texts: list[str], cfg: HeuristicConfig) -> list[str | None
     )
     # Integer ratios as float64, as Python's int / int: the same decisions at the edges.
     shouting = caps / np.maximum(spaced_words, 1) > cfg.max_caps_word_ratio
-    symbolic = symbols / np.maximum(shown, 1) > cfg.max_symbol_ratio
+    over = lengths if cfg.symbol_ratio_of == "all" else shown
+    symbolic = symbols / np.maximum(over, 1) > cfg.max_symbol_ratio
     reasons: list[str | None] = [None] * n
     for i in range(n):
         if words[i] < cfg.min_words:
             reasons[i] = "heuristic:min_words"
         elif spaced_words[i] and shouting[i]:
             reasons[i] = "heuristic:caps_words"
-        elif shown[i] and symbolic[i]:
+        elif over[i] and symbolic[i]:
             reasons[i] = "heuristic:symbols"
     return reasons

@@ -1,9 +1,10 @@
 """Language identification with fastText (lid.176 by default): `language`, `language_score`.
 
 Every alive document is annotated. With `langid.languages` set, documents in other
-languages are rejected (reason `language`), and those in a kept language whose score is
-below its threshold too (reason `language_score`). The labels and scores are exactly what
-fastText's `predict` returns for the document flattened to one line, as fastText requires.
+languages are rejected (reason `language`; `["*"]` keeps every language), and those in a kept
+language whose score is below its threshold too (reason `language_score`). The labels and
+scores are exactly what fastText's `predict` returns for the document flattened to one line,
+as fastText requires.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Langid:
         cfg = self.cfg
         return [
             "language"
-            if language not in self.keep
+            if language not in self.keep and "*" not in self.keep
             else "language_score"
             if score < cfg.thresholds.get(language, cfg.threshold)
             else None

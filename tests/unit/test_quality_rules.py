@@ -109,11 +109,22 @@ TRICKY = (
     st.integers(0, 4),
 )
 def test_batch_heuristic_equals_the_definition(texts, min_words):
-    for caps, symbols in ((0.5, 0.3), (0.0, 0.0), (1 / 3, 0.5)):
+    for caps, symbols, over in ((0.5, 0.3, "visible"), (0.0, 0.0, "all"), (1 / 3, 0.5, "all")):
         cfg = HeuristicConfig(
-            min_words=min_words, max_caps_word_ratio=caps, max_symbol_ratio=symbols
+            min_words=min_words,
+            max_caps_word_ratio=caps,
+            max_symbol_ratio=symbols,
+            symbol_ratio_of=over,
         )
         assert heuristic_reasons(texts, cfg) == [heuristic_reason(t, cfg) for t in texts]
+
+
+def test_heuristic_symbol_share_of_the_whole_text():
+    # 3 symbols, 9 visible characters, 10 in all: 0.33 of the visible ones, 0.3 of all
+    text = "ab-cd -ef!"
+    options = {"min_words": 0, "max_symbol_ratio": 0.31}
+    assert heuristic_reason(text, HeuristicConfig(**options)) == "heuristic:symbols"
+    assert heuristic_reason(text, HeuristicConfig(**options, symbol_ratio_of="all")) is None
 
 
 def test_batch_heuristic_titlecase_letter_is_not_shouting():
@@ -355,6 +366,14 @@ def test_c4_min_sentences():
     )
 
 
+def test_c4_can_keep_lines_without_terminal_punctuation():
+    # FineWeb runs C4 with filter_no_terminal_punct off: "Menu" goes (one word), a list
+    # item of three words without a stop stays
+    page = "\n".join(["Menu", "Home and garden", *c4_lines(5)])
+    assert c4(page, filter_no_terminal_punct=False)[1].splitlines()[0] == "Home and garden"
+    assert c4(page)[1].splitlines()[0] == c4_lines(1)[0]
+
+
 def test_c4_page_rules():
     lines = c4_lines(5)
     assert c4("\n".join([*lines, "Lorem ipsum dolor sit amet."]))[0] == "c4:lorem_ipsum"
@@ -403,6 +422,68 @@ def test_fineweb_list_ratio():
 
 def test_fineweb_empty():
     assert fw("\n \n") == "fineweb:empty"
+
+
+# FineWeb v1's code drops a page *at* each limit and counts blank lines; FineWeb-2's does
+# neither. Each limit is probed at limit - e, limit and limit + e of its share.
+@pytest.mark.parametrize(
+    ("edition", "at_limit"), [("fineweb", "fineweb:line_punct_ratio"), ("fineweb-2", None)]
+)
+def test_fineweb_line_punct_limit(edition, at_limit):
+    page = "\n".join(fw_lines(3) + fw_lines(22, end=" and"))  # 3 of 25 = 0.12
+    for limit, expected in ((0.12 - 1e-9, None), (0.12, at_limit), (0.12 + 1e-9, None)):
+        reason = fw(page, edition=edition, min_line_punct_ratio=limit)
+        assert reason == (expected or ("fineweb:line_punct_ratio" if limit > 0.12 else None))
+
+
+@pytest.mark.parametrize(
+    ("edition", "at_limit"), [("fineweb", "fineweb:short_line_ratio"), ("fineweb-2", None)]
+)
+def test_fineweb_short_line_limit(edition, at_limit):
+    shorts = [f"{w} here." for w in words(20)]
+    page = "\n".join(fw_lines(10) + shorts)  # 20 short of 30
+    share = 20 / 30
+    for limit, expected in (
+        (share + 1e-9, None),
+        (share, at_limit),
+        (share - 1e-9, "fineweb:short_line_ratio"),
+    ):
+        assert fw(page, edition=edition, max_short_line_ratio=limit) == expected
+    # a line of exactly short_line_length characters is short, one more is not
+    thirty = "x" * 29 + "."
+    assert fw("\n".join([thirty] * 3), edition=edition, max_short_line_ratio=0.99) == (
+        "fineweb:short_line_ratio"
+    )
+    assert fw("\n".join(["x" * 30 + "."] * 3), edition=edition, max_short_line_ratio=0.99) != (
+        "fineweb:short_line_ratio"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edition", "at_limit"), [("fineweb", "fineweb:char_dup_ratio"), ("fineweb-2", None)]
+)
+def test_fineweb_char_dup_limit(edition, at_limit):
+    lines = fw_lines(20)
+    page = "\n".join([*lines, lines[0]])
+    share = len(lines[0]) / (len(page) - page.count("\n"))
+    for limit, expected in (
+        (share + 1e-9, None),
+        (share, at_limit),
+        (share - 1e-9, "fineweb:char_dup_ratio"),
+    ):
+        assert fw(page, edition=edition, max_dup_line_char_ratio=limit) == expected
+
+
+def test_fineweb_v1_counts_blank_lines_and_ascii_stops():
+    # 5 sentence lines and 4 blank ones: v1 sees 5 of 9 end in a stop, v2 sees 5 of 5
+    page = "\n\n".join(fw_lines(5))
+    assert fw(page, edition="fineweb", min_line_punct_ratio=0.6) == "fineweb:line_punct_ratio"
+    assert fw(page, edition="fineweb-2", min_line_punct_ratio=0.6) is None
+    # a Devanagari danda ends a sentence line for FineWeb-2 only
+    hindi = "\n".join(["यह एक वाक्य है।"] * 4 + ["x" * 40 + " and"])
+    options = {"max_short_line_ratio": 1, "max_dup_line_char_ratio": 1}
+    assert fw(hindi, edition="fineweb", **options) == "fineweb:line_punct_ratio"
+    assert fw(hindi, edition="fineweb-2", **options) is None
 
 
 # --- the stage ---------------------------------------------------------------------------
