@@ -27,6 +27,10 @@ SetOpt = Annotated[
     list[str] | None,
     typer.Option("--set", "-s", help="Override a config key: --set pack.seq_len=4096"),
 ]
+RecipeOpt = Annotated[
+    str | None,
+    typer.Option(help="Start from a named recipe (fineweb, c4, ...): raypipe options --recipe"),
+]
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -90,9 +94,10 @@ def run(
     address: Annotated[
         str | None, typer.Option(help="Ray cluster address (default: RAY_ADDRESS or local)")
     ] = None,
+    recipe: RecipeOpt = None,
 ) -> None:
     """Run the pipeline end to end and print where the output is."""
-    _run(_config(config, set_, address))
+    _run(_config(config, [f"recipe={recipe}"] * bool(recipe) + (set_ or []), address))
 
 
 @app.command()
@@ -203,11 +208,18 @@ def train_lm(
 
 
 @app.command()
-def options() -> None:
+def options(
+    recipe: Annotated[
+        str | None, typer.Option(help="Show this recipe's values and their sources")
+    ] = None,
+) -> None:
     """Print every config option with its default, bounds and meaning (Markdown)."""
     from raypipe.config import reference_table
 
-    print(reference_table())
+    try:
+        print(reference_table(recipe))
+    except ConfigError as error:
+        _fail(str(error))
 
 
 @app.command("loader-bench")

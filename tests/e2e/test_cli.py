@@ -131,3 +131,24 @@ def test_a_cluster_address_nobody_answers_is_one_clear_line_and_quick(tmp_path, 
     assert done.returncode == 1
     assert "ray.address: nothing answers at 127.0.0.1:9" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.ray
+def test_a_named_recipe_runs_a_crawl_end_to_end(tmp_path):
+    crawl = Path(__file__).parents[1] / "fixtures" / "web" / "pages.warc.gz"
+    config = write_config(tmp_path, crawl, input={"paths": [str(crawl)]})
+    done = raypipe("run", str(config), "--recipe", "fineweb", "--set", "ray.num_cpus=2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["config"]["recipe"] == "fineweb"
+    assert manifest["config"]["quality"]["fineweb"]["edition"] == "fineweb"
+    assert manifest["config"]["dedup"]["near"]["enabled"]
+    assert manifest["documents_in"] == manifest["documents_out"] + sum(
+        manifest["rejected"].values()
+    )
+    shown = raypipe("options", "--recipe", "fineweb")
+    assert shown.returncode == 0
+    assert "| `langid.languages` | **`[\"en\"]`** [code] |" in shown.stdout
+    wrong = raypipe("run", str(config), "--recipe", "finweb")
+    assert wrong.returncode == 2 and "unknown recipe 'finweb'" in wrong.stderr
+    assert "Traceback" not in wrong.stderr
