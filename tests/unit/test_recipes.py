@@ -18,7 +18,7 @@ def value_at(cfg, key: str):
 
 
 def test_the_published_recipes_ship():
-    assert PUBLISHED <= set(recipes.names())
+    assert set(recipes.names()) >= PUBLISHED
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
