@@ -27,11 +27,9 @@ def heuristic_reason(text: str, cfg: HeuristicConfig) -> str | None:
     caps = sum(1 for word in words if word.isupper())
     if words and caps / len(words) > cfg.max_caps_word_ratio:
         return "heuristic:caps_words"
-    visible = len(text) - sum(1 for ch in text if ch.isspace())
-    if cfg.symbol_ratio_of == "all":
-        visible = len(text)
+    over = len(text) - sum(ch.isspace() for ch in text) * (cfg.symbol_ratio_of == "visible")
     symbols = sum(1 for ch in text if not _classes(ch) & (SPACE | WORD_CHAR) or ch == "_")
-    if visible and symbols / visible > cfg.max_symbol_ratio:
+    if over and symbols / over > cfg.max_symbol_ratio:
         return "heuristic:symbols"
     return None
 
