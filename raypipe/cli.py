@@ -12,6 +12,7 @@ from raypipe.config import ConfigError, PipelineConfig, build_config, load_confi
 from raypipe.io import storage
 from raypipe.io.storage import StorageError
 from raypipe.sft.cli import app as sft_app
+from raypipe.writers import FORMATS
 
 app = typer.Typer(
     help="Raw text to training-ready token shards on Ray Data.",
@@ -64,7 +65,7 @@ def _summary(manifest: dict) -> Table:
         table.add_row(f"  masked: {entity}", f"{count:,}")
     if "tokens" in manifest:
         table.add_row("tokens", f"{manifest['tokens']:,}")
-        if manifest["config"]["output"]["format"] == "native":  # megatron packs at training
+        if FORMATS[manifest["config"]["output"]["format"]].packed:  # megatron packs at training
             table.add_row(
                 "sequences",
                 f"{manifest['sequences']:,} x {manifest['seq_len']} ({manifest['dtype']})",

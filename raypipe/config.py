@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from raypipe.writers import FORMATS, FormatName
+
 
 class ConfigError(ValueError):
     """An unusable configuration: the message names the key and what is wrong."""
@@ -89,10 +91,9 @@ class InputConfig(Section):
 
 class OutputConfig(Section):
     path: str = Field("out", description="Output folder, local or s3://")
-    format: Literal["native", "megatron", "parquet", "jsonl"] = Field(
+    format: FormatName = Field(
         "native",
-        description="native = packed token shards; megatron = Megatron-LM .bin/.idx of whole "
-        "documents; parquet/jsonl = cleaned documents (used when tokenizer is unset)",
+        description="; ".join(f"{f.name} = {f.description}" for f in FORMATS.values()),
     )
     shard_tokens: int = Field(
         100_000_000,
@@ -678,12 +679,15 @@ class PipelineConfig(Section):
         mixing = any(s.share is not None or s.epochs not in (None, 1) for s in self.sources)
         if mixing and not self.tokenizer:
             raise ValueError("sources with share or epochs mix tokens: set a tokenizer")
-        if self.output.format == "megatron" and not self.tokenizer:
-            raise ValueError("output.format megatron writes tokens: set a tokenizer")
-        if self.output.format in ("parquet", "jsonl") and self.tokenizer:
+        form = FORMATS[self.output.format]
+        token_formats = ", ".join(f.name for f in FORMATS.values() if f.tokens)
+        # native, the default, without a tokenizer writes the documents as Parquet
+        if form.tokens and not self.tokenizer and form.name != "native":
+            raise ValueError(f"output.format {form.name} writes tokens: set a tokenizer")
+        if not form.tokens and self.tokenizer:
             raise ValueError(
-                f"output.format {self.output.format} writes cleaned documents, not tokens: "
-                "unset the tokenizer (tokenizer: null) or choose native or megatron"
+                f"output.format {form.name} writes cleaned documents, not tokens: "
+                f"unset the tokenizer (tokenizer: null) or choose one of {token_formats}"
             )
         if self.content.url_rules and "url" not in self.input.keep_fields:
             raise ValueError(

@@ -12,6 +12,7 @@ from raypipe.report.html import render
 from raypipe.report.stats import dataset_report
 from raypipe.report.tags import tag_counts
 from raypipe.tokenizer import load_tokenizer
+from raypipe.writers import FORMATS
 
 SHARD_KEYS = ("path", "sequences", "tokens", "documents", "sha256")
 
@@ -76,7 +77,7 @@ def build_manifest(
         report.update(dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len))
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
-        if cfg.output.format == "native":
+        if FORMATS[cfg.output.format].packed:
             report["pack_strategy"] = cfg.pack.strategy
         else:  # megatron: one sequence per whole document, packed by Megatron at training time
             report.update(pack_strategy=None, sequence_utilization=None, split_documents=None)

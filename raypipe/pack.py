@@ -366,3 +366,26 @@ def join(parts: list[Packed]) -> Packed:
     return Packed(
         np.concatenate([p.tokens for p in parts]), np.concatenate([p.segments for p in parts])
     )
+
+
+@dataclass(frozen=True)
+class Packing:
+    """How a shard's documents become sequences (the pack section, decided once per run)."""
+
+    seq_len: int
+    pad_id: int
+    strategy: str
+    buffer: int
+    split_window: int = 0
+    boundary: np.ndarray | None = None  # bool per token id: where concat may cut cleanly
+
+    def packer(self, dtype: np.dtype) -> Packer:
+        return Packer(
+            self.seq_len,
+            self.pad_id,
+            self.strategy,
+            self.buffer,
+            dtype,
+            self.split_window,
+            self.boundary,
+        )

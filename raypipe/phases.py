@@ -25,6 +25,7 @@ from raypipe.boundary import boundary_table
 from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
+from raypipe.pack import Packing
 from raypipe.runtime import actor_pool, cluster_cpus, sort_shuffle, workers
 from raypipe.scatter import chunks_per_shard, write_cells
 from raypipe.shards import committed_entries
@@ -247,16 +248,18 @@ def pack(
                 "cells": cells_dir,
                 "chunks": chunks,
                 "output": cfg.output.path,
-                "seq_len": cfg.pack.seq_len,
-                "pad_id": loaded.eos_id,
                 "vocab_size": loaded.vocab_size,
                 "fingerprint": run_fp,
-                "strategy": cfg.pack.strategy,
-                "buffer": cfg.pack.buffer_docs,
                 "form": cfg.output.format,
-                "split_window": cfg.pack.split_window,
-                # Decided once from the vocabulary, shipped to every packing task.
-                "boundary": boundary_table(loaded) if cfg.pack.split_window else None,
+                "packing": Packing(
+                    cfg.pack.seq_len,
+                    loaded.eos_id,
+                    cfg.pack.strategy,
+                    cfg.pack.buffer_docs,
+                    cfg.pack.split_window,
+                    # Decided once from the vocabulary, shipped to every packing task.
+                    boundary_table(loaded) if cfg.pack.split_window else None,
+                ),
             },
             batch_size=1,
             batch_format="pyarrow",

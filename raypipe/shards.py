@@ -1,13 +1,5 @@
-"""Token shards: write them (native or megatron), open native ones back as numpy arrays.
-
-A native shard `NAME` is two .npy files (readable by plain `numpy.load(..., mmap_mode="r")`):
-    NAME.tokens.npy     [sequences, seq_len] uint16 (vocab < 65,536) or uint32 token ids
-    NAME.segments.npy   int64 [pieces, 4], one row per piece of a document placed in a
-                        sequence: flat start, length, document (index in the shard), offset
-                        in the document; sorted by start, so the pieces of sequence i are the
-                        rows with start in [i*seq_len, (i+1)*seq_len); positions no piece
-                        covers are padding
-A megatron shard is NAME.bin + NAME.idx (raypipe.megatron). The run's manifest.json lists
+"""Token shards: publish them in any format of raypipe.writers, resume the ones a run
+already published, open native ones back as numpy arrays. The run's manifest.json lists
 every shard with its sequence and token counts and sha256.
 """
 
@@ -24,90 +16,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from raypipe import megatron
 from raypipe.io import storage
-from raypipe.pack import DOCUMENT, LENGTH, OFFSET, Packed, Packer
+from raypipe.pack import DOCUMENT, LENGTH, OFFSET, Packed, Packing
 from raypipe.report.stats import ShardStats
-
-SHARDS_DIR = "shards"
-
-
-class NativeShard:
-    """A native shard written sequence by sequence: tokens stream to storage as they are
-    packed (the .npy header, which holds the row count, is patched in last); the
-    boundaries, a few bytes per document, are kept and written after the tokens."""
-
-    def __init__(self, output: str, name: str, dtype: np.dtype, seq_len: int) -> None:
-        self.output, self.name = output, name
-        descr = np.lib.format.dtype_to_descr(np.dtype(dtype))
-        self.header = {"descr": descr, "fortran_order": False}
-        self.seq_len, self.rows, self.segments = seq_len, 0, []
-        self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.tokens.npy"))
-        self._write_header()  # numpy reserves room for any row count: the size stays
-
-    def _write_header(self) -> None:
-        header = {**self.header, "shape": (self.rows, self.seq_len)}
-        np.lib.format.write_array_header_1_0(self.spool.file, header)
-
-    def write(self, packed: Packed) -> None:
-        self.spool.file.write(np.ascontiguousarray(packed.tokens).tobytes())
-        self.rows += len(packed.tokens)
-        self.segments.append(packed.segments)
-
-    def publish(self, documents: int) -> dict:
-        """Tokens first, boundaries second; describe the shard for the manifest."""
-        self.spool.file.seek(0)
-        self._write_header()
-        sha256 = self.spool.publish()
-        segments = np.concatenate(self.segments) if self.segments else np.zeros((0, 4), np.int64)
-        buffer = io.BytesIO()
-        np.save(buffer, segments, allow_pickle=False)
-        uri = storage.join(self.output, SHARDS_DIR, f"{self.name}.segments.npy")
-        storage.write_atomic(uri, buffer.getvalue())
-        self.split_documents = int(np.count_nonzero(np.bincount(segments[:, DOCUMENT]) > 1))
-        return {
-            "path": f"{SHARDS_DIR}/{self.name}",
-            "sequences": self.rows,
-            "tokens": int(segments[:, LENGTH].sum()),
-            "documents": documents,
-            "sha256": sha256,
-        }
-
-
-def write_shard(output: str, name: str, packed: Packed, documents: int) -> dict:
-    """Publish one shard packed at once (see NativeShard)."""
-    shard = NativeShard(output, name, packed.tokens.dtype, packed.tokens.shape[1])
-    shard.write(packed)
-    return shard.publish(documents)
-
-
-class MegatronShard:
-    """A shard as Megatron-LM's NAME.bin/NAME.idx (whole documents, unpacked): the .bin
-    streams to storage, the .idx (12 bytes per document) is written after it."""
-
-    def __init__(self, output: str, name: str, vocab_size: int) -> None:
-        self.output, self.name = output, name
-        self.dtype = megatron.token_dtype(vocab_size)
-        self.lengths: list[np.ndarray] = []
-        self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.bin"))
-
-    def write(self, flat: np.ndarray, doc_lengths: np.ndarray) -> None:
-        self.spool.file.write(flat.astype(self.dtype, copy=False).tobytes())
-        self.lengths.append(doc_lengths)
-
-    def publish(self) -> dict:
-        sha256 = self.spool.publish()
-        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, np.int64)
-        uri = storage.join(self.output, SHARDS_DIR, f"{self.name}.idx")
-        storage.write_atomic(uri, megatron.index_bytes(lengths, self.dtype))
-        return {
-            "path": f"{SHARDS_DIR}/{self.name}",
-            # Megatron's sequences are the .idx entries: one whole document each.
-            "sequences": len(lengths),
-            "tokens": int(lengths.sum()),
-            "documents": len(lengths),
-            "sha256": sha256,
-        }
+from raypipe.writers import FORMATS, SHARDS_DIR, NativeShard
 
 
 @dataclass(frozen=True)
@@ -128,6 +40,16 @@ class Shard:
         for first, end in zip(firsts[:-1], firsts[1:], strict=True):
             parts = [flat[start : start + length] for start, length, *_ in pieces[first:end]]
             yield parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def write_shard(output: str, name: str, packed: Packed, documents: int) -> dict:
+    """Publish one native shard packed at once."""
+    dtype, seq_len = packed.tokens.dtype, packed.tokens.shape[1]
+    shard = NativeShard(output, name, dtype, Packing(seq_len, 0, "pad", 1))
+    shard.store_packed(packed)
+    entry = shard.publish(documents)
+    del entry["split_documents"]
+    return entry
 
 
 def load_array(uri: str) -> np.ndarray:
@@ -172,45 +94,33 @@ def publish(
     chunks: Iterable[pa.Table],
     output: str,
     group: int,
-    seq_len: int,
-    pad_id: int,
-    vocab_size: int,
     fingerprint: str,
-    strategy: str,
-    buffer: int,
+    vocab_size: int,
     form: str,
-    split_window: int = 0,
-    boundary: np.ndarray | None = None,
+    packing: Packing,
 ) -> dict | None:
-    """One shard from its documents, which arrive in chunks in shard order, published
-    with its sidecar last; None when the shard got no document.
+    """One shard from its documents, which arrive in chunks in shard order, written in
+    the format `form` (raypipe.writers) and published with its sidecar last; None when
+    the shard got no document.
 
-    Memory holds a chunk and the packer's bounded state, never the shard. The sidecar
+    Memory holds a chunk and the writer's bounded state, never the shard. The sidecar
     (NAME.json) marks the shard complete: a resumed run reuses shards whose sidecar
-    carries the run's fingerprint. `split_window` and `boundary` (bool per token id,
-    raypipe.boundary) shape concat's splits.
+    carries the run's fingerprint.
     """
-    stats, writer, packer, documents = ShardStats(vocab_size), None, None, 0
+    stats, writer, documents = ShardStats(vocab_size), None, 0
     for chunk in chunks:
         flat = pc.list_flatten(chunk["tokens"]).to_numpy()
-        doc_tokens = chunk["n_tokens"].to_numpy()
-        stats.add(flat, doc_tokens, chunk["chars"].to_numpy())
-        documents += len(doc_tokens)
-        if form == "megatron":
-            writer = writer or MegatronShard(output, shard_name(group), vocab_size)
-            writer.write(flat, doc_tokens)
-            continue
-        if writer is None:
-            writer = NativeShard(output, shard_name(group), flat.dtype, seq_len)
-            packer = Packer(seq_len, pad_id, strategy, buffer, flat.dtype, split_window, boundary)
-        writer.write(packer.add(flat, doc_tokens))
+        lengths = chunk["n_tokens"].to_numpy()
+        stats.add(flat, lengths, chunk["chars"].to_numpy())
+        documents += len(lengths)
+        writer = writer or FORMATS[form].open(
+            output, shard_name(group), flat.dtype, vocab_size, packing
+        )
+        writer.add(flat, lengths)
     if writer is None:
         return None
-    if packer is None:
-        entry, extra = writer.publish(), {}
-    else:
-        writer.write(packer.finish())
-        entry, extra = writer.publish(documents), {"split_documents": writer.split_documents}
+    entry = writer.publish(documents)
+    extra = {"split_documents": entry.pop("split_documents")} if "split_documents" in entry else {}
     entry["stats"] = {**stats.as_dict(), **extra}
     entry["fingerprint"] = fingerprint
     entry["group"] = group

@@ -4,6 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from raypipe.pack import Packing
 from raypipe.shards import publish, shard_name
 
 indexed_dataset = pytest.importorskip("megatron.core.datasets.indexed_dataset")
@@ -22,9 +23,8 @@ def test_megatron_core_reads_every_document_as_written(tmp_path, vocab_size):
         }
     )
     chunks = [group.sort_by("order").slice(0, 2), group.sort_by("order").slice(2)]
-    entry = publish(
-        chunks, str(tmp_path), 7, 64, vocab_size - 1, vocab_size, "fp", "concat", 16, "megatron"
-    )
+    packing = Packing(64, vocab_size - 1, "concat", 16)
+    entry = publish(chunks, str(tmp_path), 7, "fp", vocab_size, "megatron", packing)
     dataset = indexed_dataset.IndexedDataset(str(tmp_path / "shards" / shard_name(7)))
     written = [docs[i] for i in (3, 1, 2, 0)]
     assert len(dataset) == len(written) == entry["sequences"] == entry["documents"]

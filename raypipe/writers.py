@@ -1,0 +1,220 @@
+"""Output formats, by name: the one table that decides what a run writes.
+
+A token format is a shard writer: documents go in chunk by chunk (`add(flat, lengths)`,
+the token ids of whole documents end to end and their lengths), `publish(documents)`
+makes the shard's files visible and describes them for the manifest. Writers of packed
+formats inherit the packing from `PackedShard` and only say how sequences are stored.
+A format without a writer writes the cleaned documents themselves (no tokenizer).
+
+    native      NAME.tokens.npy [sequences, seq_len] uint16/uint32 ids + NAME.segments.npy
+                int64 [pieces, 4] (flat start, length, document, offset; sorted by start,
+                so the pieces of sequence i are the rows with start in
+                [i*seq_len, (i+1)*seq_len); positions no piece covers are padding);
+                plain `numpy.load(..., mmap_mode="r")` reads both
+    hf-parquet  NAME.parquet, one row per sequence: input_ids, position_ids (restarting at
+                each document, as Hugging Face's packed-sequence attention expects) and
+                attention_mask (0 on padding); `datasets.load_dataset("parquet", ...)` reads it
+    megatron    NAME.bin + NAME.idx of whole documents, packed by Megatron-LM at training
+                (raypipe.megatron)
+    parquet     documents/ as Parquet: the cleaned documents and their kept fields
+    jsonl       documents/ as JSON lines
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from raypipe import megatron
+from raypipe.io import storage
+from raypipe.pack import DOCUMENT, LENGTH, Packed, Packing
+
+SHARDS_DIR = "shards"
+
+
+class ShardWriter(Protocol):
+    def add(self, flat: np.ndarray, lengths: np.ndarray) -> None: ...
+    def publish(self, documents: int) -> dict: ...
+
+
+class PackedShard:
+    """A shard of fixed-length sequences: the packing is done here, a subclass stores the
+    sequences as they complete (`store`) and its boundaries at the end (`seal`)."""
+
+    packed: ClassVar[bool] = True
+
+    def __init__(self, output: str, name: str, dtype: np.dtype, packing: Packing) -> None:
+        self.output, self.name, self.seq_len = output, name, packing.seq_len
+        self.packer = packing.packer(dtype)
+        self.rows, self.segments = 0, []
+
+    def add(self, flat: np.ndarray, lengths: np.ndarray) -> None:
+        self.store_packed(self.packer.add(flat, lengths))
+
+    def store_packed(self, packed: Packed) -> None:
+        self.store(packed)
+        self.rows += len(packed.tokens)
+        self.segments.append(packed.segments)
+
+    def publish(self, documents: int) -> dict:
+        self.store_packed(self.packer.finish())
+        segments = np.concatenate(self.segments) if self.segments else np.zeros((0, 4), np.int64)
+        return {
+            "path": f"{SHARDS_DIR}/{self.name}",
+            "sequences": self.rows,
+            "tokens": int(segments[:, LENGTH].sum()),
+            "documents": documents,
+            "sha256": self.seal(segments),
+            "split_documents": int(np.count_nonzero(np.bincount(segments[:, DOCUMENT]) > 1)),
+        }
+
+    def store(self, packed: Packed) -> None:
+        raise NotImplementedError
+
+    def seal(self, segments: np.ndarray) -> str:
+        """Publish the shard's files; the sha256 of its token file."""
+        raise NotImplementedError
+
+
+class NativeShard(PackedShard):
+    """Tokens stream to storage as they are packed (the .npy header, which holds the row
+    count, is patched in last); the segments, a few bytes per document, follow them."""
+
+    def __init__(self, output: str, name: str, dtype: np.dtype, packing: Packing) -> None:
+        super().__init__(output, name, dtype, packing)
+        descr = np.lib.format.dtype_to_descr(np.dtype(dtype))
+        self.header = {"descr": descr, "fortran_order": False}
+        self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.tokens.npy"))
+        self._write_header()  # numpy reserves room for any row count: the size stays
+
+    def _write_header(self) -> None:
+        header = {**self.header, "shape": (self.rows, self.seq_len)}
+        np.lib.format.write_array_header_1_0(self.spool.file, header)
+
+    def store(self, packed: Packed) -> None:
+        self.spool.file.write(np.ascontiguousarray(packed.tokens).tobytes())
+
+    def seal(self, segments: np.ndarray) -> str:
+        self.spool.file.seek(0)
+        self._write_header()
+        sha256 = self.spool.publish()
+        buffer = io.BytesIO()
+        np.save(buffer, segments, allow_pickle=False)
+        uri = storage.join(self.output, SHARDS_DIR, f"{self.name}.segments.npy")
+        storage.write_atomic(uri, buffer.getvalue())
+        return sha256
+
+
+def covered(packed: Packed, first_row: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where the tokens of documents sit in `packed` (flat indexes, `first_row` being its
+    first sequence in the shard) and each one's position in its document."""
+    start, length, _, offset = packed.segments.T
+    within = np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length)
+    flat = np.repeat(start - first_row * packed.tokens.shape[1], length) + within
+    return flat, np.repeat(offset, length) + within
+
+
+class ParquetTokenShard(PackedShard):
+    """Packed sequences as a Parquet file of Hugging Face training columns, written one
+    row group per stored chunk."""
+
+    def __init__(self, output: str, name: str, dtype: np.dtype, packing: Packing) -> None:
+        super().__init__(output, name, dtype, packing)
+        self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.parquet"))
+        ids = pa.from_numpy_dtype(np.dtype(dtype))
+        self.schema = pa.schema(
+            [
+                ("input_ids", pa.list_(ids)),
+                ("position_ids", pa.list_(pa.int32())),
+                ("attention_mask", pa.list_(pa.int8())),
+            ]
+        )
+        self.writer = pq.ParquetWriter(self.spool.file, self.schema)
+
+    def store(self, packed: Packed) -> None:
+        if not len(packed.tokens):
+            return
+        flat, positions = covered(packed, self.rows)
+        position_ids = np.zeros(packed.tokens.size, np.int32)
+        position_ids[flat] = positions
+        mask = np.zeros(packed.tokens.size, np.int8)
+        mask[flat] = 1
+        columns = [packed.tokens.reshape(-1), position_ids, mask]
+        offsets = pa.array(np.arange(len(packed.tokens) + 1, dtype=np.int32) * self.seq_len)
+        arrays = [pa.ListArray.from_arrays(offsets, pa.array(c)) for c in columns]
+        self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
+
+    def seal(self, segments: np.ndarray) -> str:
+        self.writer.close()
+        return self.spool.publish()
+
+
+class MegatronShard:
+    """A shard as Megatron-LM's NAME.bin/NAME.idx (whole documents, unpacked): the .bin
+    streams to storage, the .idx (12 bytes per document) is written after it."""
+
+    packed: ClassVar[bool] = False
+
+    def __init__(self, output: str, name: str, vocab_size: int) -> None:
+        self.output, self.name = output, name
+        self.dtype = megatron.token_dtype(vocab_size)
+        self.lengths: list[np.ndarray] = []
+        self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.bin"))
+
+    def add(self, flat: np.ndarray, lengths: np.ndarray) -> None:
+        self.spool.file.write(flat.astype(self.dtype, copy=False).tobytes())
+        self.lengths.append(lengths)
+
+    def publish(self, documents: int) -> dict:
+        sha256 = self.spool.publish()
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, np.int64)
+        uri = storage.join(self.output, SHARDS_DIR, f"{self.name}.idx")
+        storage.write_atomic(uri, megatron.index_bytes(lengths, self.dtype))
+        return {
+            "path": f"{SHARDS_DIR}/{self.name}",
+            # Megatron's sequences are the .idx entries: one whole document each.
+            "sequences": len(lengths),
+            "tokens": int(lengths.sum()),
+            "documents": len(lengths),
+            "sha256": sha256,
+        }
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    description: str
+    writer: type | None = None  # None: cleaned documents, no tokenizer
+
+    @property
+    def tokens(self) -> bool:
+        return self.writer is not None
+
+    @property
+    def packed(self) -> bool:
+        return self.writer is not None and self.writer.packed
+
+    def open(
+        self, output: str, name: str, dtype: np.dtype, vocab_size: int, packing: Packing
+    ) -> ShardWriter:
+        if self.writer is MegatronShard:
+            return MegatronShard(output, name, vocab_size)
+        return self.writer(output, name, dtype, packing)
+
+
+FORMATS = {
+    f.name: f
+    for f in (
+        Format("native", "packed token shards as .npy (raypipe.loader)", NativeShard),
+        Format("hf-parquet", "packed token shards as Hugging Face Parquet", ParquetTokenShard),
+        Format("megatron", "Megatron-LM .bin/.idx of whole documents", MegatronShard),
+        Format("parquet", "cleaned documents as Parquet (tokenizer unset)"),
+        Format("jsonl", "cleaned documents as JSON lines (tokenizer unset)"),
+    )
+}
+FormatName = Literal[tuple(FORMATS)]  # type: ignore[valid-type] (the table's names)
