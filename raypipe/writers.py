@@ -12,8 +12,9 @@ A format without a writer writes the cleaned documents themselves (no tokenizer)
                 [i*seq_len, (i+1)*seq_len); positions no piece covers are padding);
                 plain `numpy.load(..., mmap_mode="r")` reads both
     hf-parquet  NAME.parquet, one row per sequence: input_ids, position_ids (restarting at
-                each document, as Hugging Face's packed-sequence attention expects) and
-                attention_mask (0 on padding); `datasets.load_dataset("parquet", ...)` reads it
+                each document and sequence, as Hugging Face's packed-sequence attention
+                expects) and attention_mask (0 on padding); `datasets.load_dataset("parquet",
+                data_files=...)` reads it
     megatron    NAME.bin + NAME.idx of whole documents, packed by Megatron-LM at training
                 (raypipe.megatron)
     parquet     documents/ as Parquet: the cleaned documents and their kept fields
@@ -32,7 +33,7 @@ import pyarrow.parquet as pq
 
 from raypipe import megatron
 from raypipe.io import storage
-from raypipe.pack import DOCUMENT, LENGTH, Packed, Packing
+from raypipe.pack import DOCUMENT, LENGTH, START, Packed, Packing
 
 SHARDS_DIR = "shards"
 
@@ -112,11 +113,11 @@ class NativeShard(PackedShard):
 
 def covered(packed: Packed, first_row: int) -> tuple[np.ndarray, np.ndarray]:
     """Where the tokens of documents sit in `packed` (flat indexes, `first_row` being its
-    first sequence in the shard) and each one's position in its document."""
-    start, length, _, offset = packed.segments.T
+    first sequence in the shard) and each one's position in its piece: positions restart
+    at each document and each sequence, so they stay below seq_len."""
+    start, length = packed.segments[:, START], packed.segments[:, LENGTH]
     within = np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length)
-    flat = np.repeat(start - first_row * packed.tokens.shape[1], length) + within
-    return flat, np.repeat(offset, length) + within
+    return np.repeat(start - first_row * packed.tokens.shape[1], length) + within, within
 
 
 class ParquetTokenShard(PackedShard):

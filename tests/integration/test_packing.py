@@ -58,6 +58,25 @@ def test_megatron_run_is_read_by_megatron_core(local_ray, mini_corpus, tmp_path)
     assert report["split_documents"] is None
 
 
+def test_hf_parquet_run_loads_in_datasets_as_the_native_sequences(local_ray, mini_corpus, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    native = run(mini_corpus, tmp_path / "native", **RAW)
+    manifest = run(mini_corpus, tmp_path / "hf", **RAW, **{"output.format": "hf-parquet"})
+    files = [str(tmp_path / "hf" / f"{e['path']}.parquet") for e in manifest["shards"]]
+    loaded = datasets.load_dataset("parquet", data_files=files, split="train")
+    assert len(loaded) == manifest["sequences"] == native["sequences"]
+    assert sum(sum(mask) for mask in loaded["attention_mask"]) == manifest["tokens"]
+    expected = {
+        tuple(r["input_ids"].tolist()): r["position_ids"].tolist()
+        for r in ray_dataset(str(tmp_path / "native")).take_all()
+    }
+    for row in loaded:
+        # compared where documents are: padding is position 0 here
+        mask = np.array(row["attention_mask"], bool)
+        want = np.array(expected[tuple(row["input_ids"])])
+        assert (np.array(row["position_ids"])[mask] == want[mask]).all()
+
+
 def test_concat_split_window_run_cuts_documents_after_boundaries(local_ray, mini_corpus, tmp_path):
     manifest = run(mini_corpus, tmp_path, **RAW, **{"pack.split_window": 64})
     assert Counter(decoded_documents(tmp_path)) == Counter(r["text"] for r in inputs(mini_corpus))
