@@ -36,7 +36,9 @@ def fingerprints(cfg: PipelineConfig, files: list[tuple[str, int, int]]) -> tupl
     cleaning = {k: v for k, v in options.items() if k not in PHASE3_ONLY}
     clean_fp = _digest([__version__, files, cleaning])
     run_options = {k: v for k, v in options.items() if k != "ray"}
-    run_options["output"] = {k: v for k, v in run_options["output"].items() if k != "overwrite"}
+    run_options["output"] = {
+        k: v for k, v in run_options["output"].items() if k not in ("overwrite", "keep_work")
+    }
     return clean_fp, _digest([clean_fp, run_options])
 
 

@@ -101,6 +101,12 @@ class OutputConfig(Section):
         description="Approximate tokens per shard (estimated at 4 chars/token)",
     )
     overwrite: bool = Field(False, description="Replace a committed run of a different config")
+    keep_work: bool = Field(
+        True,
+        description="Keep the phase checkpoints in OUT/_work/ after the commit, so that a run "
+        "with other tokenizer, packing or output options reuses cleaning and dedup; false "
+        "removes them (they take about the corpus's size)",
+    )
 
 
 class NormalizeConfig(Section):

@@ -186,6 +186,8 @@ class Pipeline:
         manifest = build_manifest(
             cfg, cleaned, drops, tokenized, plan, self.mixture, shards, run_fp, len(files), near
         )
+        if not cfg.output.keep_work:  # committed: the checkpoints are no longer needed
+            storage.remove(storage.join(out, checkpoint.WORK_DIR))
         manifest["seconds"] = time.time() - started
         manifest["step_seconds"] = self.step_seconds
         return manifest

@@ -76,3 +76,14 @@ def mini_corpus_path() -> Path:
 @pytest.fixture
 def mini_corpus(mini_corpus_path) -> Path:
     return mini_corpus_path
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under RAYPIPE_NO_SKIP=1 (CI) a skipped test fails: a missing dependency must not
+    leave the capability it guards untested."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and os.environ.get("RAYPIPE_NO_SKIP") == "1":
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI (RAYPIPE_NO_SKIP=1): {report.longrepr}"

@@ -137,8 +137,12 @@ def test_a_cluster_address_nobody_answers_is_one_clear_line_and_quick(tmp_path, 
 def test_a_named_recipe_runs_a_crawl_end_to_end(tmp_path):
     crawl = Path(__file__).parents[1] / "fixtures" / "web" / "pages.warc.gz"
     config = write_config(tmp_path, crawl, input={"paths": [str(crawl)]})
-    done = raypipe("run", str(config), "--recipe", "fineweb", "--set", "ray.num_cpus=2")
+    options = ("--set", "ray.num_cpus=2", "--set", "output.keep_work=false")
+    done = raypipe("run", str(config), "--recipe", "fineweb", *options)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert not (tmp_path / "out" / "_work").exists()  # removed once committed
+    again = raypipe("run", str(config), "--recipe", "fineweb", *options)
+    assert again.returncode == 0 and "already committed" in again.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["config"]["recipe"] == "fineweb"
     assert manifest["config"]["quality"]["fineweb"]["edition"] == "fineweb"
