@@ -9,15 +9,15 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from raypipe.batch import alive
+from raypipe.batch import alive, counter_column
 
-COUNT_PREFIX = "pii_"  # per-document count columns that stages add (summed here)
 LENGTH_BINS = 32  # kept documents by characters, bin k = [2^k, 2^(k+1))
 
 
@@ -38,26 +38,26 @@ def length_bins(chars: np.ndarray) -> list[int]:
     return np.bincount(np.minimum(bins, LENGTH_BINS - 1), minlength=LENGTH_BINS).tolist()
 
 
-def tally_block(batch: pa.Table) -> dict:
-    """Counts of one block of cleaned documents."""
+def tally_block(batch: pa.Table, counters: Sequence[tuple[str, str]] = ()) -> dict:
+    """Counts of one block of cleaned documents; `counters` are the (stage, counter)
+    pairs the run's stages declare, summed from their columns."""
     live = alive(batch)
     languages = (
         dict(Counter(pc.filter(batch["language"], pa.array(live)).to_pylist()))
         if "language" in batch.column_names
         else {}
     )
-    counts = {
-        name[len(COUNT_PREFIX) :]: int(pc.sum(batch[name]).as_py() or 0)
-        for name in batch.column_names
-        if name.startswith(COUNT_PREFIX)
-    }
+    counts: dict[str, dict[str, int]] = {}
+    for stage, counter in counters:
+        if (column := counter_column(stage, counter)) in batch.column_names:
+            counts.setdefault(stage, {})[counter] = int(pc.sum(batch[column]).as_py() or 0)
     return {
         "documents": batch.num_rows,
         "kept": int(live.sum()),
         "kept_chars": int(pc.sum(pc.filter(batch["chars"], pa.array(live))).as_py() or 0),
         "rejected": dict(Counter(r for r in batch["reason"].to_pylist() if r is not None)),
         "rejected_by_stage": dict(Counter(s for s in batch["stage"].to_pylist() if s)),
-        "masked": counts,
+        "counters": counts,
         "languages": languages,
         "length_bins": length_bins(batch["chars"].to_numpy()[live]),
         "sources": _by_source(batch, live),

@@ -44,6 +44,12 @@ def make_uid(file_index: int, row: int) -> int:
     return (file_index << ROW_BITS) | row
 
 
+def counter_column(stage: str, counter: str) -> str:
+    """The per-document count column of a counter a stage declares (`pii_email_address`):
+    the run's accounting sums it into the manifest's `counters[stage][counter]`."""
+    return f"{stage}_{counter}"
+
+
 def alive(batch: pa.Table) -> np.ndarray:
     """Boolean mask of the documents no stage has rejected yet."""
     return pc.is_null(batch["reason"]).to_numpy(zero_copy_only=False)

@@ -410,6 +410,10 @@ class PiiConfig(Section):
             if isinstance(section := getattr(self, name), BaseModel) and section.enabled
         }
 
+    def counters(self) -> tuple[tuple[str, str], ...]:
+        """The stage's declared counters: masked spans of each enabled entity."""
+        return tuple(("pii", entity.lower()) for entity in self.thresholds())
+
 
 class BadWordsConfig(Section):
     enabled: bool = Field(False, description="Reject documents dense in listed words")

@@ -79,7 +79,8 @@ def clean(
     folder: str,
 ) -> dict:
     docs = ray.data.read_datasource(DocumentSource(files, cfg.ray.batch_docs))
-    chain = pools([plan(source.stages) for source in mixture])
+    plans = [plan(source.stages) for source in mixture]
+    chain = pools(plans)
     _fits(chain)
     for pool, resources in chain:
         reserve = {} if resources is None else resources.model_dump(exclude_none=True)
@@ -91,7 +92,8 @@ def clean(
             batch_format="pyarrow",
             **reserve,
         )
-    return _checkpointed(docs, folder, tally_block)
+    counters = sorted({c for planned in sum(plans, []) for c in planned.counters})
+    return _checkpointed(docs, folder, partial(tally_block, counters=counters))
 
 
 def _fits(chain: list[tuple[int, Resources | None]]) -> None:

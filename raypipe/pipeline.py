@@ -60,7 +60,7 @@ def document_stages(cfg: PipelineConfig) -> list[Planned]:
     if cfg.quality.enabled:
         plan.append(Planned("quality", partial(Quality, cfg.quality)))
     if cfg.pii.enabled:
-        plan.append(Planned("pii", partial(_pii, cfg.pii)))
+        plan.append(Planned("pii", partial(_pii, cfg.pii), counters=cfg.pii.counters()))
     plan.append(Planned("dedup_keys", partial(DedupKeys, cfg.dedup)))
     if cfg.dedup.near.enabled:
         plan.append(Planned("signatures", partial(Signatures, cfg.dedup.near)))

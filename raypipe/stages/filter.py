@@ -10,7 +10,8 @@ A filter is one small class:
 
 It sees only the documents still alive and within its `languages`; `FilterStage` does the
 bookkeeping once for every filter: which rows it sees, the reject with the stage's name
-(raypipe.batch.reject), the texts a filter corrected and the score columns it wrote. Filters
+(raypipe.batch.reject), the texts a filter corrected, the score columns it wrote and the
+counters it declares (summed into the manifest's `counters[name]`). Filters
 of one stage run in order, and the first one a document fails names its reason.
 """
 
@@ -22,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 import pyarrow as pa
 
-from raypipe.batch import alive, reject, scatter, set_column
+from raypipe.batch import alive, counter_column, reject, scatter, set_column
 
 
 class Alive:
@@ -42,13 +43,14 @@ class Alive:
         self.words: list[list[str] | None] = [None] * len(self.rows)
         self.changed: set[int] = set()
         self.scores: dict[str, np.ndarray] = {}
+        self.counts: dict[str, np.ndarray] = {}  # by counter column
 
 
 class Docs:
     """What a filter sees: the alive documents within its scope, in batch order."""
 
-    def __init__(self, alive_docs: Alive, index: np.ndarray):
-        self._alive, self._index = alive_docs, index
+    def __init__(self, alive_docs: Alive, index: np.ndarray, name: str = ""):
+        self._alive, self._index, self._name = alive_docs, index, name
         self.texts = [alive_docs.texts[i] for i in index.tolist()]
         self.languages = [alive_docs.languages[i] for i in index.tolist()]
 
@@ -83,6 +85,10 @@ class Docs:
         """Record a score of document `i` in a column the filter declares in `scores`."""
         self._alive.scores[column][int(self._index[i])] = np.nan if value is None else value
 
+    def count(self, counter: str, i: int, n: int = 1) -> None:
+        """Add `n` to a counter the filter declares in `counters`, for document `i`."""
+        self._alive.counts[counter_column(self._name, counter)][int(self._index[i])] += n
+
 
 class Filter:
     """Subclass it, set `name`, implement `reasons`. `languages` (empty = all) scopes it to
@@ -92,6 +98,7 @@ class Filter:
     name: ClassVar[str] = ""
     languages: Sequence[str] = ()
     scores: ClassVar[tuple[str, ...]] = ()  # float columns `Docs.score` fills (null elsewhere)
+    counters: ClassVar[tuple[str, ...]] = ()  # what `Docs.count` counts, summed per run
 
     def setup(self) -> None:
         """Load models or lists; called once on the worker before the first batch."""
@@ -120,6 +127,9 @@ class FilterStage:
         for rule in self.filters:
             for column in rule.scores:  # every batch has the column, scored or not
                 docs.scores.setdefault(column, np.full(len(docs.rows), np.nan))
+            for counter in rule.counters:
+                column = counter_column(rule.name, counter)
+                docs.counts.setdefault(column, np.zeros(len(docs.rows), np.int64))
             index = np.array(
                 [
                     i
@@ -129,11 +139,16 @@ class FilterStage:
                 dtype=np.int64,
             )
             if len(index):
-                verdict[index] = np.asarray(list(rule.reasons(Docs(docs, index))), dtype=object)
+                found = rule.reasons(Docs(docs, index, rule.name))
+                verdict[index] = np.asarray(list(found), dtype=object)
         for column, values in docs.scores.items():
             full = np.full(batch.num_rows, np.nan)
             full[docs.rows] = values
             batch = set_column(batch, column, pa.array(full, from_pandas=True))
+        for column, values in docs.counts.items():
+            full = np.zeros(batch.num_rows, np.int64)
+            full[docs.rows] = values
+            batch = set_column(batch, column, pa.array(full))
         if docs.changed:
             changed = sorted(docs.changed)
             texts = [docs.texts[i] for i in changed]

@@ -1,6 +1,6 @@
 """PII masking: e-mails, phone numbers, IPs, card numbers, SSNs, IBANs and (optionally)
 names are replaced in place, and each document counts what was masked, per entity, in
-`pii_<entity>` columns that the run's accounting sums into the manifest."""
+`pii_<entity>` counter columns that the run's accounting sums into the manifest."""
 
 from __future__ import annotations
 
@@ -9,14 +9,10 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from raypipe.batch import alive_texts, scatter, set_column
+from raypipe.batch import alive_texts, counter_column, scatter, set_column
 from raypipe.config import ConfigError, PiiConfig
 from raypipe.pii.detect import Detector
 from raypipe.pii.mask import AllowList, Masker, placeholder, pseudonym, tag
-
-
-def count_column(entity: str) -> str:
-    return f"pii_{entity.lower()}"
 
 
 def replacer(cfg: PiiConfig):
@@ -52,5 +48,5 @@ class Pii:
                     counts[entity][row] = n
             batch = set_column(batch, "text", scatter(batch, rows, masked, "text"))
         for entity, column in counts.items():
-            batch = set_column(batch, count_column(entity), pa.array(column))
+            batch = set_column(batch, counter_column("pii", entity.lower()), pa.array(column))
         return batch

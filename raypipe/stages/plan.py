@@ -28,6 +28,7 @@ class Planned:
     build: Callable[[], Stage]
     resources: Resources | None = None
     user: bool = False
+    counters: tuple[tuple[str, str], ...] = ()  # (stage, counter): summed into the manifest
 
 
 def user_class(use: str) -> type:
@@ -73,12 +74,14 @@ def with_user_stages(plan: list[Planned], specs: Sequence[UserStage]) -> list[Pl
     """`plan` with each user stage after its `after` stage (or where that one would be)."""
     plan = list(plan)
     for spec in specs:
-        user_class(spec.use)  # a wrong path fails on the driver, before any work
+        cls = user_class(spec.use)  # a wrong path fails on the driver, before any work
         rank = BUILT_IN.index(spec.after)
         at = max((i for i, p in enumerate(plan) if p.name in BUILT_IN[: rank + 1]), default=-1)
         while at + 1 < len(plan) and plan[at + 1].user:
             at += 1  # several stages after the same one keep their config order
-        user = Planned(spec.use, partial(build_user_stage, spec), spec.resources, user=True)
+        declared = tuple((cls.name, counter) for counter in getattr(cls, "counters", ()))
+        build = partial(build_user_stage, spec)
+        user = Planned(spec.use, build, spec.resources, user=True, counters=declared)
         plan.insert(at + 1, user)
     return plan
 

@@ -23,6 +23,8 @@ def test_a_user_filter_runs_in_its_own_pool_and_is_accounted(local_ray, mini_cor
     }
     manifest = run(corpus, tmp_path / "out", stages=[stage], **{"quality.enabled": False})
     assert manifest["rejected"]["no_tables:table_lines"] == 3
+    # the filter's declared counter, summed over the documents it saw
+    assert manifest["counters"]["no_tables"]["table_lines"] >= 3 * 40
     assert manifest["documents_in"] == len(rows)
     assert_accounted(manifest, tmp_path / "out")
 

@@ -3,9 +3,12 @@ and a user filter placed from the config alone."""
 
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
-from raypipe.batch import alive
+from raypipe.accounting import tally_block
+from raypipe.batch import alive, reject
 from raypipe.config import ConfigError, build_config
 from raypipe.pipeline import Pipeline, document_stages
 from raypipe.stages.filter import Docs, Filter, FilterStage
@@ -120,6 +123,17 @@ def test_the_example_filter_drops_tables_with_its_own_reason():
     out = stage(batch([TABLE, "A sentence of prose.\n| one | row |"]))
     assert out["reason"].to_pylist() == ["no_tables:table_lines", None]
     assert out["stage"].to_pylist() == ["no_tables", None]
+    assert out["no_tables_table_lines"].to_pylist() == [10, 1]  # its declared counter
+
+
+def test_declared_counters_reach_the_tally_and_every_batch_has_them():
+    planned = [p for p in document_stages(_config()) if p.user][0]
+    assert planned.counters == (("no_tables", "table_lines"),)
+    stage = planned.build()
+    out = stage(batch([TABLE, "prose"])).append_column("chars", pa.array([0, 0]))
+    assert tally_block(out, planned.counters)["counters"] == {"no_tables": {"table_lines": 10}}
+    empty = stage(reject(batch(["x"]), np.ones(1, bool), "quality", "x"))
+    assert empty["no_tables_table_lines"].to_pylist() == [0]
 
 
 def test_the_example_needs_no_edit_elsewhere():

@@ -125,7 +125,7 @@ def test_counts_reach_the_tally(tagger):
     out = tagger(document_batch(["a@mailhost.org b@mailhost.org", "10.1.2.3"])).append_column(
         "chars", pa.array([0, 0])
     )
-    masked = tally_block(out)["masked"]
+    masked = tally_block(out, PiiConfig(enabled=True).counters())["counters"]["pii"]
     assert masked["email_address"] == 2 and masked["ip_address"] == 1
     assert masked["credit_card"] == 0
 
