@@ -24,7 +24,7 @@ import pyarrow as pa
 from raypipe import checkpoint, mix, phases
 from raypipe.config import ConfigError, PiiConfig, PipelineConfig, load_config
 from raypipe.dedup.exact import DedupKeys
-from raypipe.dedup.lsh import near_duplicates
+from raypipe.dedup.lsh_actors import near_duplicates
 from raypipe.dedup.minhash import Signatures
 from raypipe.io import storage
 from raypipe.io.readers import read_file

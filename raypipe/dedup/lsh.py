@@ -1,6 +1,8 @@
 """Near-duplicate clusters: LSH bucket tables and connected components, spread over shards.
 
-Every shard (one Ray actor, see `near_duplicates`) plays two parts:
+This module is the algorithm, without Ray: `LshShard` and the rounds between shards
+(`components`, `removals`), run in one process by `near_duplicates_here`. On Ray each
+shard is an actor (raypipe.dedup.lsh_actors). Every shard plays two parts:
 
 * bucket table: it owns the band keys that hash to it. Inside a bucket, each member is
   linked to the bucket's BUCKET_HEADS smallest members (by keeper order), so a bucket of
@@ -25,7 +27,6 @@ shard or driver ever holds all edges.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -33,9 +34,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
-import ray
-import ray.data
 
 from raypipe.config import NearDedupConfig
 from raypipe.dedup.minhash import (
@@ -46,8 +44,6 @@ from raypipe.dedup.minhash import (
     signature_array,
     spans,
 )
-from raypipe.io import storage
-from raypipe.runtime import cluster_cpus
 
 SIZE_BINS = (2, 3, 5, 9, 17, 33, 65, 129)  # cluster sizes 2, 3-4, 5-8, ..., 129+
 BUCKET_HEADS = 3
@@ -440,111 +436,3 @@ def near_duplicates_here(
     removed = pa.concat_tables(removals(pool, call, "removed"))
     stats["cluster_sizes"] = merge_histograms(shard.histogram() for shard in pool)
     return removed.sort_by("uid"), stats
-
-
-# -- on Ray: one actor per shard -------------------------------------------------------
-ATTEMPTS = 3  # a lost shard actor costs a rerun of the phase from the checkpoint
-
-
-@ray.remote(num_cpus=0, max_restarts=0, scheduling_strategy="SPREAD")
-class ShardActor(LshShard):
-    def publish(self, folder: str, *keeper_ids: pa.Array) -> int:
-        """Write this shard's removed documents (named after the shard: a rerun rewrites)."""
-        table = self.removed(*keeper_ids)
-        if table.num_rows:
-            sink = pa.BufferOutputStream()
-            pq.write_table(table, sink, compression="zstd")
-            name = f"part-{self.index:05d}-of-{self.shards:05d}.parquet"
-            storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
-        return table.num_rows
-
-    def ping(self) -> bool:
-        return True
-
-
-def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
-    parts = route(batch, MinHasher.of(cfg), len(pool))
-    added = ray.get([shard.add.remote(*part) for shard, part in zip(pool, parts, strict=True)])
-    return pa.table({"documents": [sum(added)]})
-
-
-def _send_shingles(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
-    return pa.table({"documents": [send_shingles(batch, pool, _ray_call, ray.get, cfg.ngram)]})
-
-
-def _exclude(batch: pa.Table, pool: list) -> pa.Table:
-    uids = batch["uid"].to_numpy()
-    owner = owner_of(uids, len(pool))
-    ray.get([shard.exclude.remote(uids[owner == j]) for j, shard in enumerate(pool)])
-    return pa.table({"documents": [len(uids)]})
-
-
-def _total(counts: ray.data.Dataset) -> int:
-    """Run a plan whose rows are counts (one per batch) and add them up here."""
-    return sum(row["documents"] for row in counts.iter_rows())
-
-
-def _ray_call(actor: Any, method: str, n: int, *args: Any) -> Any:
-    return getattr(actor, method).options(num_returns=n).remote(*args)
-
-
-def _cluster(
-    pool: list, clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
-) -> dict:
-    signed = ray.data.read_parquet(clean_dir, columns=["uid", "id", "source", "rank", "minhash"])
-    sent = signed.map_batches(_send, fn_kwargs={"pool": pool, "cfg": cfg}, batch_format="pyarrow")
-    documents = _total(sent)
-    if excluded_dir is not None:
-        _total(
-            ray.data.read_parquet(excluded_dir, columns=["uid"]).map_batches(
-                _exclude, fn_kwargs={"pool": pool}, batch_format="pyarrow"
-            )
-        )
-    held = sum(ray.get([shard.footprint.remote() for shard in pool]))
-
-    def reread() -> int:
-        texts = ray.data.read_parquet(clean_dir, columns=["uid", "text"])
-        kwargs = {"pool": pool, "cfg": cfg}
-        return _total(texts.map_batches(_send_shingles, fn_kwargs=kwargs, batch_format="pyarrow"))
-
-    stats = components(pool, _ray_call, ray.get, reread if cfg.verify else None)
-    stats["shard_bytes"] = held
-    removed = sum(ray.get(removals(pool, _ray_call, "publish", folder)))
-    sizes = merge_histograms(ray.get([shard.histogram.remote() for shard in pool]))
-    summary = {"documents": documents, "removed": removed, "clusters": sum(sizes.values())}
-    return {
-        "drops": {"near_duplicate": removed},
-        "near": {**summary, **stats, "cluster_sizes": sizes},
-    }
-
-
-def _lost_a_shard(pool: list) -> bool:
-    for shard in pool:
-        try:
-            ray.get(shard.ping.remote(), timeout=60)
-        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-            return True
-    return False
-
-
-def near_duplicates(
-    clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
-) -> dict:
-    """Phase 2b: near-duplicates of the clean checkpoint's documents, written to `folder`.
-
-    `excluded_dir` lists documents exact dedup already removed. The result does not depend
-    on the number of shards (at least 2, so every shard call returns a list of parts).
-    """
-    shards = max(2, cluster_cpus())
-    threshold = cfg.threshold if cfg.verify else None
-    for attempt in itertools.count(1):
-        pool = [ShardActor.remote(j, shards, threshold) for j in range(shards)]
-        try:
-            return _cluster(pool, clean_dir, excluded_dir, folder, cfg)
-        except Exception:
-            if attempt == ATTEMPTS or not _lost_a_shard(pool):
-                raise
-            storage.remove(folder)
-        finally:
-            for shard in pool:
-                ray.kill(shard)

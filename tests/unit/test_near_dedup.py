@@ -200,3 +200,10 @@ def test_a_candidate_whose_text_was_not_read_again_is_a_clear_error():
 
 def test_cluster_size_histogram():
     assert size_histogram(np.array([2, 2, 3, 4, 5, 200])) == {"2": 2, "3-4": 2, "5-8": 1, "129+": 1}
+
+
+def test_the_algorithm_module_does_not_use_ray():
+    """The pure algorithm runs anywhere; only raypipe.dedup.lsh_actors schedules it."""
+    import raypipe.dedup.lsh as algorithm
+
+    assert not {"ray", "ray.data"} & {getattr(v, "__name__", "") for v in vars(algorithm).values()}
