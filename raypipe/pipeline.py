@@ -1,7 +1,8 @@
 """The whole plan: what happens to each document, and the phases of a run.
 
-phase 1  read -> [document stages] -> clean checkpoint           stream, per document
-phase 2  exact duplicates: hash partitions -> keepers -> drops  global, distributed
+phase 1  read -> [document stages, user stages] -> clean checkpoint   stream, per document
+phase 2  exact duplicates: hash partitions -> keepers -> drops      global, distributed
+         near duplicates: LSH shard actors -> components -> drops
 phase 3  clean - drops -> tokenize -> token checkpoint
          -> mixture plan -> copies scattered to (shard, chunk) cells on storage
          -> per shard: gather chunk by chunk -> pack -> stream to shards
