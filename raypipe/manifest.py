@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from raypipe import mix
@@ -30,52 +31,55 @@ def _sources(cleaned: dict, drops: dict, outcome: dict) -> dict[str, dict]:
     return rows
 
 
-def build_manifest(
-    cfg: PipelineConfig,
-    cleaned: dict,
-    drops: dict,
-    tokenized: dict | None,
-    plan: dict,
-    mixture: list[mix.Source],
-    shards: list[dict],
-    run_fp: str,
-    files: int,
-    near: dict | None = None,
-) -> dict:
+@dataclass(frozen=True)
+class Outcome:
+    """What the phases of a run produced, from which its record is written."""
+
+    fingerprint: str
+    files: int  # input files read
+    cleaned: dict  # phase 1's merged tally (raypipe.accounting.tally_block)
+    drops: dict[str, int]  # documents removed by dedup, by reason
+    near: dict | None = None  # near-duplicate clusters, when near dedup ran
+    tokenized: dict | None = None  # tokens per source, when a tokenizer is set
+    plan: dict = field(default_factory=dict)  # the mixture plan (raypipe.mix.plan)
+    shards: list[dict] = field(default_factory=list)  # published shard entries
+
+
+def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome) -> dict:
     """Write report.json, then manifest.json; return the manifest."""
     out = cfg.output.path
-    outcome = mix.outcome(tokenized, plan, mixture) if tokenized is not None else {}
+    outcome = mix.outcome(run.tokenized, run.plan, mixture) if run.tokenized is not None else {}
     not_sampled = sum(r["documents_kept"] - r["documents_out"] for r in outcome.values())
-    rejected = {**cleaned["rejected"], **drops}
-    by_stage = {**cleaned["rejected_by_stage"], "dedup": sum(drops.values())}
+    rejected = {**run.cleaned["rejected"], **run.drops}
+    by_stage = {**run.cleaned["rejected_by_stage"], "dedup": sum(run.drops.values())}
     if not_sampled:
         rejected["not_sampled"] = not_sampled
         by_stage["mix"] = not_sampled
     manifest: dict[str, Any] = {
-        "fingerprint": run_fp,
-        "files": files,
-        "documents_in": cleaned["documents"],
-        "documents_out": cleaned["kept"] - sum(drops.values()) - not_sampled,
+        "fingerprint": run.fingerprint,
+        "files": run.files,
+        "documents_in": run.cleaned["documents"],
+        "documents_out": run.cleaned["kept"] - sum(run.drops.values()) - not_sampled,
         "rejected": rejected,
         "rejected_by_stage": by_stage,
-        "masked": cleaned["counters"].get("pii", {}),
-        "counters": cleaned["counters"],
-        "sources": _sources(cleaned, drops, outcome),
+        "masked": run.cleaned["counters"].get("pii", {}),
+        "counters": run.cleaned["counters"],
+        "sources": _sources(run.cleaned, run.drops, outcome),
         "config": cfg.model_dump(mode="json"),
         "rejects": "rejects/",
     }
     report: dict[str, Any] = {
-        "languages": cleaned["languages"],
-        "length_bins": cleaned["length_bins"],
+        "languages": run.cleaned["languages"],
+        "length_bins": run.cleaned["length_bins"],
         "masked": manifest["masked"],
         "sources": manifest["sources"],
     }
-    if near is not None:  # cluster sizes and the share of documents removed
-        manifest["near_duplicates"] = report["near_duplicates"] = near
+    if run.near is not None:  # cluster sizes and the share of documents removed
+        manifest["near_duplicates"] = report["near_duplicates"] = run.near
     manifest["tags"] = report["tags"] = tag_counts(manifest["sources"], mixture)
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
-        report.update(dataset_report(shards, loaded.vocab_size, cfg.pack.seq_len))
+        report.update(dataset_report(run.shards, loaded.vocab_size, cfg.pack.seq_len))
         for item in report["top_tokens"]:
             item["token"] = loaded.tokenizer.id_to_token(item["id"])
         if FORMATS[cfg.output.format].packed:
@@ -92,7 +96,7 @@ def build_manifest(
             eos_id=loaded.eos_id,
             tokenizer_sha256=loaded.sha256,
             tokenizer_engine=loaded.engine,
-            shards=[{k: e[k] for k in SHARD_KEYS} for e in shards],
+            shards=[{k: e[k] for k in SHARD_KEYS} for e in run.shards],
         )
     else:
         manifest["documents"] = "documents/"

@@ -29,7 +29,7 @@ from raypipe.dedup.lsh_actors import near_duplicates
 from raypipe.dedup.minhash import Signatures
 from raypipe.io import storage
 from raypipe.io.readers import read_file
-from raypipe.manifest import build_manifest
+from raypipe.manifest import Outcome, build_manifest
 from raypipe.runtime import connect, use_storage
 from raypipe.stages import Stage
 from raypipe.stages.content import Content, lists_in_use
@@ -184,9 +184,8 @@ class Pipeline:
                 phases.write_documents(kept, cfg)
         with self._clock("rejects ledger"):
             phases.write_ledger(out, folder("clean"), drop_dirs, tokens_dir, plan, cfg.seed)
-        manifest = build_manifest(
-            cfg, cleaned, drops, tokenized, plan, self.mixture, shards, run_fp, len(files), near
-        )
+        run = Outcome(run_fp, len(files), cleaned, drops, near, tokenized, plan, shards)
+        manifest = build_manifest(cfg, self.mixture, run)
         if not cfg.output.keep_work:  # committed: the checkpoints are no longer needed
             storage.remove(storage.join(out, checkpoint.WORK_DIR))
         manifest["seconds"] = time.time() - started
