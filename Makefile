@@ -10,7 +10,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# The demo needs raypipe alone; the tests add their extras (torch, megatron-core, ...).
+$(VENV)/.base: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.base
 	$(BIN)/pip install -q -e ".[test]"
 	touch $@
 
@@ -22,7 +27,7 @@ $(VENV)/.semantic: $(VENV)/.installed
 	touch $@
 
 ## Run the main job end to end on the bundled sample corpus (local Ray, local output).
-demo: install
+demo: $(VENV)/.base
 	$(BIN)/raypipe run examples/demo.yaml --set output.path=$(DEMO_OUT)
 
 ## Install and run the test suite.
