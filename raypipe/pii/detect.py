@@ -176,6 +176,27 @@ def _snap_right(text: str, i: int, edges: Edges = SPACES) -> int:
     return edge.start() if edge else ceiling if ceiling == len(text) else i
 
 
+# Numbers that pass a card's checksum by chance inside identifiers: a Message-ID's
+# `Pine.LNX.4.10.10208191513430.25233@host` or a version string. A written card number
+# stands apart from the words around it.
+ID_PARTS = (".", "@", "/", "_", "-")
+STANDS_APART = ("CREDIT_CARD",)
+
+
+def inside_token(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is glued into a larger token: a letter or digit right
+    beside it, or an identifier separator with a letter or digit beyond it."""
+    before, after = text[max(0, start - 2) : start], text[end : end + 2]
+    glued_before = bool(before) and (
+        before[-1].isalnum()
+        or (len(before) == 2 and before[-1] in ID_PARTS and before[0].isalnum())
+    )
+    glued_after = bool(after) and (
+        after[0].isalnum() or (len(after) == 2 and after[0] in ID_PARTS and after[1].isalnum())
+    )
+    return glued_before or glued_after
+
+
 class Detector:
     """Presidio's recognizers for the enabled entities, built once (per worker)."""
 
@@ -225,6 +246,8 @@ class Detector:
                 for lo, hi in self.windows(entity, text, region):
                     for result in self.recognize(entity, text[lo:hi]):
                         start, end, score = lo + result.start, lo + result.end, result.score
+                        if entity in STANDS_APART and inside_token(text, start, end):
+                            continue
                         if score < threshold <= max(score + CONTEXT_BOOST, CONTEXT_FLOOR):
                             score = self.with_context(recognizer, text, start, end, result)
                         if score >= threshold:

@@ -53,6 +53,24 @@ def test_addresses_of_real_mail_are_masked(tagger):
     assert out == "From <EMAIL_ADDRESS> and <EMAIL_ADDRESS>, not icon@2x.png"
 
 
+@pytest.mark.parametrize(
+    "text, masked",
+    [
+        # Luhn-valid digits inside mail ids and version strings are not cards
+        ("Message-ID: <Pine.LNX.4.44.4111111111111111.25233-100000@mail.example.net>", False),
+        ("build v4111111111111111 of the tool", False),
+        ("ref 4111111111111111_b", False),
+        ("my card is 4111 1111 1111 1111.", True),
+        ("card:4111111111111111, thanks", True),
+        ("(4111-1111-1111-1111)", True),
+        ("pay?card=4111111111111111&cvv=1", True),
+    ],
+)
+def test_a_card_number_stands_apart_from_identifiers(tagger, text, masked):
+    out = tagger(document_batch([text]))
+    assert ("<CREDIT_CARD>" in out["text"][0].as_py()) is masked
+
+
 def test_context_words_raise_weak_matches():
     detector = Detector({"US_SSN": 0.4})
     assert detector(["the id is 123456781 today"]) == [[]]
