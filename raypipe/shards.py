@@ -45,11 +45,9 @@ class Shard:
 def write_shard(output: str, name: str, packed: Packed, documents: int) -> dict:
     """Publish one native shard packed at once."""
     dtype, seq_len = packed.tokens.dtype, packed.tokens.shape[1]
-    shard = NativeShard(output, name, dtype, Packing(seq_len, 0, "pad", 1))
+    shard = NativeShard(output, name, dtype, 0, Packing(seq_len, 0, "pad", 1))
     shard.store_packed(packed)
-    entry = shard.publish(documents)
-    del entry["split_documents"]
-    return entry
+    return shard.publish(documents)
 
 
 def load_array(uri: str) -> np.ndarray:
@@ -113,14 +111,14 @@ def publish(
         lengths = chunk["n_tokens"].to_numpy()
         stats.add(flat, lengths, chunk["chars"].to_numpy())
         documents += len(lengths)
-        writer = writer or FORMATS[form].open(
+        writer = writer or FORMATS[form].writer(
             output, shard_name(group), flat.dtype, vocab_size, packing
         )
         writer.add(flat, lengths)
     if writer is None:
         return None
     entry = writer.publish(documents)
-    extra = {"split_documents": entry.pop("split_documents")} if "split_documents" in entry else {}
+    extra = {"split_documents": writer.split_documents} if FORMATS[form].packed else {}
     entry["stats"] = {**stats.as_dict(), **extra}
     entry["fingerprint"] = fingerprint
     entry["group"] = group

@@ -1,6 +1,7 @@
 """Output formats, by name: the one table that decides what a run writes.
 
-A token format is a shard writer: documents go in chunk by chunk (`add(flat, lengths)`,
+A token format is a shard writer, opened as `Writer(output, name, dtype, vocab_size,
+packing)` (each takes what its layout needs): documents go in chunk by chunk (`add(flat, lengths)`,
 the token ids of whole documents end to end and their lengths), `publish(documents)`
 makes the shard's files visible and describes them for the manifest. Writers of packed
 formats inherit the packing from `PackedShard` and only say how sequences are stored.
@@ -39,6 +40,8 @@ SHARDS_DIR = "shards"
 
 
 class ShardWriter(Protocol):
+    packed: ClassVar[bool]  # sequences of seq_len (with split_documents after publish)
+
     def add(self, flat: np.ndarray, lengths: np.ndarray) -> None: ...
     def publish(self, documents: int) -> dict: ...
 
@@ -49,10 +52,12 @@ class PackedShard:
 
     packed: ClassVar[bool] = True
 
-    def __init__(self, output: str, name: str, dtype: np.dtype, packing: Packing) -> None:
+    def __init__(
+        self, output: str, name: str, dtype: np.dtype, vocab_size: int, packing: Packing
+    ) -> None:
         self.output, self.name, self.seq_len = output, name, packing.seq_len
         self.packer = packing.packer(dtype)
-        self.rows, self.segments = 0, []
+        self.rows, self.segments, self.split_documents = 0, [], 0
 
     def add(self, flat: np.ndarray, lengths: np.ndarray) -> None:
         self.store_packed(self.packer.add(flat, lengths))
@@ -65,13 +70,13 @@ class PackedShard:
     def publish(self, documents: int) -> dict:
         self.store_packed(self.packer.finish())
         segments = np.concatenate(self.segments) if self.segments else np.zeros((0, 4), np.int64)
+        self.split_documents = int(np.count_nonzero(np.bincount(segments[:, DOCUMENT]) > 1))
         return {
             "path": f"{SHARDS_DIR}/{self.name}",
             "sequences": self.rows,
             "tokens": int(segments[:, LENGTH].sum()),
             "documents": documents,
             "sha256": self.seal(segments),
-            "split_documents": int(np.count_nonzero(np.bincount(segments[:, DOCUMENT]) > 1)),
         }
 
     def store(self, packed: Packed) -> None:
@@ -86,8 +91,10 @@ class NativeShard(PackedShard):
     """Tokens stream to storage as they are packed (the .npy header, which holds the row
     count, is patched in last); the segments, a few bytes per document, follow them."""
 
-    def __init__(self, output: str, name: str, dtype: np.dtype, packing: Packing) -> None:
-        super().__init__(output, name, dtype, packing)
+    def __init__(
+        self, output: str, name: str, dtype: np.dtype, vocab_size: int, packing: Packing
+    ) -> None:
+        super().__init__(output, name, dtype, vocab_size, packing)
         descr = np.lib.format.dtype_to_descr(np.dtype(dtype))
         self.header = {"descr": descr, "fortran_order": False}
         self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.tokens.npy"))
@@ -124,8 +131,10 @@ class ParquetTokenShard(PackedShard):
     """Packed sequences as a Parquet file of Hugging Face training columns, written one
     row group per stored chunk."""
 
-    def __init__(self, output: str, name: str, dtype: np.dtype, packing: Packing) -> None:
-        super().__init__(output, name, dtype, packing)
+    def __init__(
+        self, output: str, name: str, dtype: np.dtype, vocab_size: int, packing: Packing
+    ) -> None:
+        super().__init__(output, name, dtype, vocab_size, packing)
         self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.parquet"))
         ids = pa.from_numpy_dtype(np.dtype(dtype))
         self.schema = pa.schema(
@@ -161,9 +170,11 @@ class MegatronShard:
 
     packed: ClassVar[bool] = False
 
-    def __init__(self, output: str, name: str, vocab_size: int) -> None:
+    def __init__(
+        self, output: str, name: str, dtype: np.dtype, vocab_size: int, packing: Packing
+    ) -> None:
         self.output, self.name = output, name
-        self.dtype = megatron.token_dtype(vocab_size)
+        self.dtype = megatron.token_dtype(vocab_size)  # Megatron's choice, not the tokenizer's
         self.lengths: list[np.ndarray] = []
         self.spool = storage.Spool(storage.join(output, SHARDS_DIR, f"{name}.bin"))
 
@@ -190,7 +201,7 @@ class MegatronShard:
 class Format:
     name: str
     description: str
-    writer: type | None = None  # None: cleaned documents, no tokenizer
+    writer: type[ShardWriter] | None = None  # None: cleaned documents, no tokenizer
 
     @property
     def tokens(self) -> bool:
@@ -199,13 +210,6 @@ class Format:
     @property
     def packed(self) -> bool:
         return self.writer is not None and self.writer.packed
-
-    def open(
-        self, output: str, name: str, dtype: np.dtype, vocab_size: int, packing: Packing
-    ) -> ShardWriter:
-        if self.writer is MegatronShard:
-            return MegatronShard(output, name, vocab_size)
-        return self.writer(output, name, dtype, packing)
 
 
 FORMATS = {
