@@ -130,7 +130,8 @@ class LangidConfig(Section):
         default_factory=list,
         description='ISO codes to keep, e.g. [en, de]; ["*"] = every language, documents '
         "scoring below the threshold rejected; empty = annotate language and language_score "
-        "only, reject nothing",
+        "only, reject nothing (below the threshold the language is `und`, and "
+        "language-scoped rules skip the document)",
     )
     threshold: float = Field(
         0.65,

@@ -2,9 +2,12 @@
 
 Every alive document is annotated. With `langid.languages` set, documents in other
 languages are rejected (reason `language`; `["*"]` keeps every language), and those in a kept
-language whose score is below its threshold too (reason `language_score`). The labels and
-scores are exactly what fastText's `predict` returns for the document flattened to one line,
-as fastText requires.
+language whose score is below its threshold too (reason `language_score`). A document kept
+although no language reaches its threshold (annotation only) is labelled `und`
+(undetermined): lid.176 names one of its 176 languages for any text, so a Zulu or Xhosa page
+comes out as low-confidence English, and English-only rules (Gopher's stop words) would then
+reject clean prose. The labels and scores are what fastText's `predict` returns for the
+document flattened to one line, as fastText requires.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from raypipe.batch import alive, reject, set_column
 from raypipe.config import ConfigError, LangidConfig
 
 LABEL_PREFIX = "__label__"
+UNDETERMINED = "und"  # ISO 639-2 for "undetermined"
 
 
 def bundled_model() -> Path:
@@ -57,17 +61,23 @@ class Langid:
         self.model = load_model(cfg.model_path)
         self.keep = set(cfg.languages)
 
-    def reasons(self, languages: list[str], scores: np.ndarray) -> list[str | None]:
+    def confident(self, languages: list[str], scores: np.ndarray) -> list[bool]:
+        cfg = self.cfg
+        return [
+            score >= cfg.thresholds.get(language, cfg.threshold)
+            for language, score in zip(languages, scores.tolist(), strict=True)
+        ]
+
+    def reasons(self, languages: list[str], confident: list[bool]) -> list[str | None]:
         if not self.keep:
             return [None] * len(languages)
-        cfg = self.cfg
         return [
             "language"
             if language not in self.keep and "*" not in self.keep
-            else "language_score"
-            if score < cfg.thresholds.get(language, cfg.threshold)
             else None
-            for language, score in zip(languages, scores.tolist(), strict=True)
+            if sure
+            else "language_score"
+            for language, sure in zip(languages, confident, strict=True)
         ]
 
     def __call__(self, batch: pa.Table) -> pa.Table:
@@ -77,9 +87,14 @@ class Langid:
         if len(rows):
             texts = one_line(batch["text"].take(pa.array(rows)))
             languages, scores = predict(self.model, texts)
-            language[rows], score[rows] = languages, scores
+            confident = self.confident(languages, scores)
             why = np.full(batch.num_rows, None, dtype=object)
-            why[rows] = self.reasons(languages, scores)
+            why[rows] = reasons = self.reasons(languages, confident)
+            language[rows] = [  # a rejected document keeps the guess it was rejected for
+                label if sure or reason else UNDETERMINED
+                for label, sure, reason in zip(languages, confident, reasons, strict=True)
+            ]
+            score[rows] = scores
             batch = reject(batch, np.ones(batch.num_rows, bool), self.name, why)
         batch = set_column(batch, "language", pa.array(language, pa.string()))
         return set_column(

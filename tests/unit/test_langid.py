@@ -8,9 +8,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from raypipe.batch import reject
-from raypipe.config import ConfigError, LangidConfig
+from raypipe.batch import reject, set_column
+from raypipe.config import ConfigError, LangidConfig, QualityConfig
 from raypipe.stages.langid import Langid, bundled_model
+from raypipe.stages.quality import Quality
 from tests.batches import document_batch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -35,12 +36,35 @@ def test_annotations_equal_raw_fasttext_predict():
         texts, out["language"].to_pylist(), out["language_score"].to_numpy(), strict=True
     ):
         labels, scores = raw.predict(" ".join(text.splitlines()), k=1)
-        assert language == labels[0].removeprefix("__label__")
+        confident = scores[0] >= LangidConfig().threshold
+        assert language == (labels[0].removeprefix("__label__") if confident else "und")
         assert score == np.float32(scores[0])
     assert out["language_score"].type == pa.float32()
     # Annotating only: the default rejects nothing, whatever the language.
     assert out["reason"].null_count == len(texts)
-    assert {"de", "hi", "th", "zh", "pl", "sw", "en"} <= set(out["language"].to_pylist())
+    # lid.176 is unsure of the Swahili sample (0.56): undetermined, not a guess
+    assert {"de", "hi", "th", "zh", "pl", "en", "und"} <= set(out["language"].to_pylist())
+
+
+def test_a_language_the_model_does_not_know_is_undetermined_not_low_confidence_english():
+    # Real Zulu (UDHR article 1): lid.176 has no Zulu and guesses English at a low score.
+    zulu = (
+        "Bonke abantu bazalwa bekhululekile belingana ngesithunzi nangamalungelo. Bonke "
+        "abantu banikwe umcabango nonembeza futhi kufanele baphathane ngomoya wobunye."
+    )
+    out = Langid(LangidConfig())(document_batch([zulu, TEXTS["en"]]))
+    assert out["language"].to_pylist() == ["und", "en"]
+    assert out["language_score"][0].as_py() < LangidConfig().threshold
+    assert out["reason"].null_count == 2  # annotating only: nothing rejected
+    # so Gopher's English stop-word rule, scoped to English, leaves the Zulu page alone
+    gopher = Quality(
+        QualityConfig(
+            heuristic={"enabled": False}, gopher_quality={"enabled": True, "min_words": 10}
+        )
+    )
+    assert gopher(out)["reason"].null_count == 2
+    guessed = set_column(out, "language", pa.array(["en", "en"]))  # lid.176's own guess
+    assert gopher(guessed)["reason"].to_pylist() == ["gopher_quality:stop_words", None]
 
 
 def test_keep_list_and_thresholds():
