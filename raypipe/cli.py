@@ -8,7 +8,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from raypipe.config import ConfigError, PipelineConfig, build_config, load_config
+from raypipe.config import (
+    DEFAULT_RECIPE,
+    ConfigError,
+    PipelineConfig,
+    build_config,
+    load_config,
+)
 from raypipe.io import storage
 from raypipe.io.storage import StorageError
 from raypipe.sft.cli import app as sft_app
@@ -30,8 +36,18 @@ SetOpt = Annotated[
 ]
 RecipeOpt = Annotated[
     str | None,
-    typer.Option(help="Start from a named recipe (fineweb, c4, ...): raypipe options --recipe"),
+    typer.Option(
+        help="Start from a named recipe (fineweb, c4, ...; none = no recipe) instead of the "
+        "config's or the default production: raypipe options --recipe NAME"
+    ),
 ]
+NO_RECIPE = "none"
+
+
+def _recipe_override(recipe: str | None) -> list[str]:
+    if not recipe:
+        return []
+    return [f"recipe={'null' if recipe == NO_RECIPE else recipe}"]
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -98,7 +114,7 @@ def run(
     recipe: RecipeOpt = None,
 ) -> None:
     """Run the pipeline end to end and print where the output is."""
-    _run(_config(config, [f"recipe={recipe}"] * bool(recipe) + (set_ or []), address))
+    _run(_config(config, _recipe_override(recipe) + (set_ or []), address))
 
 
 @app.command()
@@ -211,14 +227,15 @@ def train_lm(
 @app.command()
 def options(
     recipe: Annotated[
-        str | None, typer.Option(help="Show this recipe's values and their sources")
-    ] = None,
+        str,
+        typer.Option(help="Show this recipe's values and their sources (none = no recipe)"),
+    ] = DEFAULT_RECIPE,
 ) -> None:
     """Print every config option with its default, bounds and meaning (Markdown)."""
     from raypipe.config import reference_table
 
     try:
-        print(reference_table(recipe))
+        print(reference_table(None if recipe == NO_RECIPE else recipe))
     except ConfigError as error:
         _fail(str(error))
 

@@ -637,11 +637,15 @@ class UserStage(Section):
     )
 
 
+DEFAULT_RECIPE = "production"  # why: docs/recipes.md
+
+
 class PipelineConfig(Section):
     recipe: str | None = Field(
-        None,
-        description="A named recipe whose options are the defaults of this config (see "
-        "`raypipe options --recipe NAME`); unset = raypipe's own defaults",
+        DEFAULT_RECIPE,
+        description="The named recipe whose options are the defaults of this config "
+        "(docs/recipes.md, `raypipe options --recipe NAME`); null = every option's own "
+        "default, no recipe",
     )
     input: InputConfig = InputConfig()
     sources: list[SourceConfig] = Field(
@@ -751,7 +755,7 @@ def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None
     )
     for keys, value in items:
         _apply(data, keys.split(".") if isinstance(keys, str) else keys, value)
-    if name := data.get("recipe"):
+    if name := data.get("recipe", DEFAULT_RECIPE):
         data = _with_recipe(name, data)
     try:
         return PipelineConfig.model_validate(data)
@@ -822,9 +826,9 @@ def reference_rows(
     return rows
 
 
-def reference_table(recipe_name: str | None = None) -> str:
-    """Every option as a Markdown table; with a recipe, its values in bold with their
-    sources listed below the table."""
+def reference_table(recipe_name: str | None = DEFAULT_RECIPE) -> str:
+    """Every option as a Markdown table; with a recipe (the default one unless None), its
+    values in bold with their sources listed below the table."""
     if not recipe_name:
         header = "| key | default | bounds | meaning |\n|---|---|---|---|"
         return "\n".join([header, *reference_rows()])

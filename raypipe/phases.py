@@ -170,7 +170,8 @@ def tokenize(docs: ray.data.Dataset, cfg: PipelineConfig, folder: str) -> dict:
         batch_size=cfg.tokenize.batch_size,
         batch_format="pyarrow",
     )
-    return _checkpointed(tokens, folder, partial(token_tally, seed=cfg.seed))
+    # No part is written when every document was rejected: then there is no source to count.
+    return {"sources": {}} | _checkpointed(tokens, folder, partial(token_tally, seed=cfg.seed))
 
 
 def token_tally(batch: pa.Table, seed: int) -> dict:

@@ -152,7 +152,11 @@ def test_a_named_recipe_runs_a_crawl_end_to_end(tmp_path):
     )
     shown = raypipe("options", "--recipe", "fineweb")
     assert shown.returncode == 0
-    assert "| `langid.languages` | **`[\"en\"]`** [code] |" in shown.stdout
+    assert '| `langid.languages` | **`["en"]`** [code] |' in shown.stdout
+    default = raypipe("options").stdout  # the default recipe, resolved
+    assert default.startswith("Recipe `production`") and "| `pii.enabled` | **`true`**" in default
+    bare = raypipe("options", "--recipe", "none").stdout
+    assert "| `pii.enabled` | `false` |" in bare and "Recipe" not in bare
     wrong = raypipe("run", str(config), "--recipe", "finweb")
     assert wrong.returncode == 2 and "unknown recipe 'finweb'" in wrong.stderr
     assert "Traceback" not in wrong.stderr

@@ -47,6 +47,7 @@ def test_every_bad_input_kind_is_a_reject(local_ray, tmp_path):
     out = tmp_path / "out"
     cfg = build_config(
         {"input": {"paths": [str(corpus)], "id_field": "id"}, "output": {"path": str(out)}}
+        | {"recipe": None}  # GOOD repeats one sentence: the recipe's rules reject it
     )
     manifest = Pipeline(cfg, log=lambda _: None).run()
 
@@ -71,4 +72,15 @@ def test_every_bad_input_kind_is_a_reject(local_ray, tmp_path):
     assert by_id[f"{corpus / 'f_huge.jsonl'}#0"] == "too_large"
     assert by_id[str(corpus / "c_binary.jsonl")] == "binary_file"
     # Documents before a break, and after a gigantic line, are kept.
-    assert manifest["documents_out"] >= 3
+    assert manifest["documents_out"] >= 3, rejected
+
+
+def test_a_run_that_rejects_every_document_commits_an_empty_result(local_ray, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(lines(*({"id": f"s{i}", "text": f"too short {i}"} for i in range(5))))
+    out = tmp_path / "out"
+    cfg = build_config({"input": {"paths": [str(corpus)]}, "output": {"path": str(out)}})
+    manifest = Pipeline(cfg, log=lambda _: None).run()
+    assert manifest["documents_in"] == 5 and manifest["documents_out"] == 0
+    assert {k: n for k, n in manifest["rejected"].items() if n} == {"heuristic:min_words": 5}
+    assert manifest["tokens"] == 0 and (out / "manifest.json").is_file()

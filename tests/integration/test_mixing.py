@@ -31,6 +31,7 @@ def by_source(mini_corpus, tmp_path):
 def run(folder, out, targets):
     cfg = build_config(
         {
+            "recipe": None,  # the mixture's arithmetic, without the recipe's rejections
             "sources": [
                 {"name": n, "paths": [str(folder / f"{n}.jsonl")], **target}
                 for n, target in targets.items()

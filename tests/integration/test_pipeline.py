@@ -15,8 +15,14 @@ pytestmark = pytest.mark.ray
 
 
 def run(corpus, out, **overrides):
+    """A run with every option's own default (no recipe): these tests pin the mechanics;
+    the default recipe runs end to end in tests/e2e."""
     cfg = build_config(
-        {"input": {"paths": [str(corpus)], "id_field": "id"}, "output": {"path": str(out)}},
+        {
+            "recipe": None,
+            "input": {"paths": [str(corpus)], "id_field": "id"},
+            "output": {"path": str(out)},
+        },
         {"output.shard_tokens": 5_000, "pack.seq_len": 256, **overrides},
     )
     return Pipeline(cfg, log=lambda _: None).run()

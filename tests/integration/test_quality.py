@@ -23,6 +23,7 @@ def test_quality_filters_in_a_run(local_ray, mini_corpus, tmp_path):
     ByteLM.train(texts[::2], order=2).save(model)
     cfg = build_config(
         {
+            "recipe": None,  # only the rules named here
             "input": {"paths": [str(mini_corpus)], "id_field": "id"},
             "output": {"path": str(tmp_path / "out"), "format": "parquet"},
             "tokenizer": None,

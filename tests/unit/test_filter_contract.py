@@ -95,7 +95,7 @@ def _config(**stage):
 def test_a_user_filter_is_placed_after_the_stage_it_names():
     names = [p.name for p in document_stages(_config(after="quality"))]
     at = names.index("examples.filters.no_tables:NoTables")
-    assert names[at - 1] == "quality" and names[at + 1] == "dedup_keys"
+    assert names[at - 1] == "quality" and names[at + 1] == "pii"  # the default recipe masks
     names = [p.name for p in document_stages(_config(after="normalize"))]
     assert names.index("examples.filters.no_tables:NoTables") == names.index("normalize") + 1
 

@@ -178,5 +178,5 @@ def test_stage_runs_after_quality_when_enabled():
     cfg = build_config({"input": {"paths": ["x.jsonl"]}}, {"pii.enabled": True})
     names = [stage.name for stage in document_stages(cfg)]
     assert names.index("pii") == names.index("quality") + 1
-    off = build_config({"input": {"paths": ["x.jsonl"]}})
+    off = build_config({"input": {"paths": ["x.jsonl"]}, "recipe": None})
     assert "pii" not in [stage.name for stage in document_stages(off)]

@@ -4,7 +4,7 @@ user's own keys win over it."""
 import pytest
 
 from raypipe import recipes
-from raypipe.config import ConfigError, build_config, reference_table
+from raypipe.config import ConfigError, PipelineConfig, build_config, reference_table
 
 BASE = {"input": {"paths": ["corpus.jsonl"]}}
 PUBLISHED = {"lesson", "fineweb", "c4", "gopher", "refinedweb", "pythia_dedup", "production"}
@@ -42,9 +42,19 @@ def test_the_users_keys_and_set_win_over_the_recipe():
     assert build_config(BASE, ["recipe=c4"]).quality.c4.min_words_per_line == 5
 
 
-def test_without_a_recipe_the_defaults_stand():
+def test_the_default_is_the_production_recipe_and_null_means_none():
     cfg = build_config(BASE)
-    assert cfg.recipe is None and not cfg.dedup.near.enabled
+    assert cfg.recipe == "production" and cfg.dedup.near.enabled and cfg.pii.enabled
+    assert cfg == build_config({**BASE, "recipe": "production"})
+    bare = build_config({**BASE, "recipe": None})
+    assert bare.recipe is None and not bare.dedup.near.enabled and not bare.pii.enabled
+    assert bare == PipelineConfig.model_validate({**BASE, "recipe": None})
+
+
+def test_the_production_recipe_keeps_every_language():
+    # Rejecting below a language score drops whole languages lid.176 does not know.
+    cfg = build_config(BASE)
+    assert cfg.langid.enabled and cfg.langid.languages == []
 
 
 def test_an_unknown_recipe_names_the_known_ones():
