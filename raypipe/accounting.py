@@ -32,6 +32,20 @@ def _by_source(batch: pa.Table, live: np.ndarray) -> dict:
     return sources
 
 
+def _rejected_by_language(batch: pa.Table, live: np.ndarray) -> dict[str, dict[str, int]]:
+    """Rejected documents per language and reason, for those language ID saw (documents
+    rejected before it, by the reader or extraction, have no language)."""
+    if "language" not in batch.column_names:
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    pairs = zip(batch["language"].to_pylist(), batch["reason"].to_pylist(), strict=True)
+    for language, reason in pairs:
+        if language is not None and reason is not None:
+            by_reason = out.setdefault(language, {})
+            by_reason[reason] = by_reason.get(reason, 0) + 1
+    return out
+
+
 def length_bins(chars: np.ndarray) -> list[int]:
     """Power-of-two histogram of document lengths in characters."""
     bins = np.floor(np.log2(np.maximum(chars, 1))).astype(np.int64)
@@ -59,6 +73,7 @@ def tally_block(batch: pa.Table, counters: Sequence[tuple[str, str]] = ()) -> di
         "rejected_by_stage": dict(Counter(s for s in batch["stage"].to_pylist() if s)),
         "counters": counts,
         "languages": languages,
+        "rejected_by_language": _rejected_by_language(batch, live),
         "length_bins": length_bins(batch["chars"].to_numpy()[live]),
         "sources": _by_source(batch, live),
     }

@@ -224,6 +224,12 @@ class GopherQualityConfig(Section):
     min_alpha_words: float = _fraction(
         0.8, "Share of words with a letter below: gopher_quality:alpha_words"
     )
+    alpha_words_of: Literal["tokens", "words"] = Field(
+        "tokens",
+        description="What min_alpha_words divides by: tokens = every token of the word "
+        "splitter, punctuation included (datatrove, as FineWeb ran it); words = tokens that "
+        "are not pure punctuation or symbols (dialogue-heavy prose keeps)",
+    )
     min_stop_words: int = Field(
         2, ge=0, description="Fewer distinct stop words: gopher_quality:stop_words"
     )

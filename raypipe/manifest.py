@@ -70,6 +70,7 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
     }
     report: dict[str, Any] = {
         "languages": run.cleaned["languages"],
+        "rejected_by_language": run.cleaned.get("rejected_by_language", {}),
         "length_bins": run.cleaned["length_bins"],
         "masked": manifest["masked"],
         "sources": manifest["sources"],

@@ -40,8 +40,11 @@ def quality_reason(text: str, words: list[str], cfg: GopherQualityConfig) -> str
     trailing = sum(line.rstrip().endswith(("...", "…")) for line in lines)
     if trailing / len(lines) > cfg.max_ellipsis_lines:
         return "gopher_quality:ellipsis_lines"
-    alpha = sum(any(ch.isalpha() for ch in word) for word in words)
-    if alpha / len(words) < cfg.min_alpha_words:
+    # As written, punctuation tokens count as words: a page of dialogue (“ ’ , — each a
+    # token) can fall below 0.8 although every real word has letters.
+    counted = words if cfg.alpha_words_of == "tokens" else real
+    alpha = sum(any(ch.isalpha() for ch in word) for word in counted)
+    if counted and alpha / len(counted) < cfg.min_alpha_words:
         return "gopher_quality:alpha_words"
     if len(set(cfg.stop_words).intersection(words)) < cfg.min_stop_words:
         return "gopher_quality:stop_words"

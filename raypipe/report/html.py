@@ -62,6 +62,21 @@ def _length_rows(bins: list[int]) -> list[tuple[str, float]]:
     return [(f"{2**k:,}–{2 ** (k + 1) - 1:,} chars", bins[k]) for k in range(used[0], used[-1] + 1)]
 
 
+def language_rows(kept: dict[str, int], rejected: dict[str, dict[str, int]]) -> list:
+    """Per language, most documents first: kept after cleaning, rejected, and why."""
+    rows = []
+    for language in sorted(kept.keys() | rejected.keys()):
+        reasons = sorted(rejected.get(language, {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        lost = sum(n for _, n in reasons)
+        why = ", ".join(f"{reason} {n:,}" for reason, n in reasons[:3])
+        rows.append((kept.get(language, 0) + lost, language, kept.get(language, 0), lost, why))
+    rows.sort(key=lambda r: (-r[0], r[1]))
+    return [
+        (language, f"kept {k:,}, rejected {lost:,}" + (f" ({why})" if why else ""))
+        for _, language, k, lost, why in rows
+    ]
+
+
 def render(manifest: dict, report: dict) -> str:
     """The page: summary, funnel, rejects by reason, lengths, languages, sources, tokens."""
     funnel = [("read", manifest["documents_in"])]
@@ -105,6 +120,9 @@ def render(manifest: dict, report: dict) -> str:
             "Kept documents by language",
             sorted(report["languages"].items(), key=lambda kv: (-kv[1], kv[0]))[:30],
         ),
+        "<p>Cleaning per language (und: no language reached its threshold; duplicates are "
+        "removed after cleaning and counted under Rejects):</p>",
+        table(language_rows(report["languages"], report.get("rejected_by_language", {}))[:30]),
         "<h2>Personal data</h2>",
         bar_chart("Masked spans by entity", sorted(report.get("masked", {}).items())),
         "<h2>Sources</h2>",

@@ -212,6 +212,16 @@ def test_gopher_alpha_words():
     assert gq(prose(49) + " 123" * 11) is None
 
 
+def test_gopher_alpha_words_of_words_leaves_punctuation_out():
+    # Dialogue: 60 words, a full stop and 20 quotation marks and dashes, tokens of their
+    # own. As written 60 / 81 = 0.74 rejects; over words only, 60 / 60 keeps.
+    dialogue = prose(60) + " “ —" * 10
+    assert gq(dialogue) == "gopher_quality:alpha_words"
+    assert gq(dialogue, alpha_words_of="words") is None
+    # numbers are still words without a letter: 60 / 76 = 0.79
+    assert gq(prose(60) + " 123" * 16, alpha_words_of="words") == "gopher_quality:alpha_words"
+
+
 def test_gopher_stop_words_are_distinct_and_case_sensitive():
     body = " ".join(words(60))
     assert gq(f"the {body} the") == "gopher_quality:stop_words"

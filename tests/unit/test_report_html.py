@@ -3,9 +3,10 @@
 import re
 
 import numpy as np
+import pyarrow as pa
 
 from raypipe.accounting import length_bins
-from raypipe.report.html import render
+from raypipe.report.html import language_rows, render
 
 MANIFEST = {
     "fingerprint": "0123456789abcdef0123",
@@ -62,3 +63,35 @@ def test_packing_figures_only_for_packed_output():
     megatron = render(MANIFEST, {**base, "sequence_utilization": None, "split_documents": None})
     assert "<td>sequences</td><td>3</td>" in megatron
     assert "utilization</td>" not in megatron and "split documents" not in megatron
+
+
+def test_rejects_are_counted_per_language_and_shown_beside_the_kept():
+    from raypipe.accounting import tally_block
+    from raypipe.batch import reject, set_column
+    from tests.batches import document_batch
+
+    batch = document_batch(["a", "b", "c", "d", "e"], languages=["en", "en", "zu", "und", None])
+    batch = set_column(batch, "chars", pa.array([1] * 5, pa.int64()))
+    batch = reject(batch, np.array([0, 1, 1, 0, 1], bool), "quality", "heuristic:min_words")
+    tally = tally_block(batch)
+    # the document without a language was rejected before language ID saw it
+    assert tally["rejected_by_language"] == {
+        "en": {"heuristic:min_words": 1},
+        "zu": {"heuristic:min_words": 1},
+    }
+    assert tally["languages"] == {"en": 1, "und": 1}
+    rows = language_rows(tally["languages"], tally["rejected_by_language"])
+    assert rows == [
+        ("en", "kept 1, rejected 1 (heuristic:min_words 1)"),
+        ("und", "kept 1, rejected 0"),
+        ("zu", "kept 0, rejected 1 (heuristic:min_words 1)"),
+    ]
+    page = render(
+        MANIFEST,
+        {
+            "languages": tally["languages"],
+            "length_bins": [0] * 32,
+            "rejected_by_language": tally["rejected_by_language"],
+        },
+    )
+    assert "kept 0, rejected 1 (heuristic:min_words 1)" in page
