@@ -683,6 +683,21 @@ class PipelineConfig(Section):
     storage: StorageConfig = StorageConfig()
     ray: RayConfig = RayConfig()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _recipe_under_the_config(cls, data: Any) -> Any:
+        """The named recipe's settings under the config's own keys, however the config is
+        built (a config already resolved, as a manifest holds it, stays the same)."""
+        if not isinstance(data, dict) or not (name := data.get("recipe", DEFAULT_RECIPE)):
+            return data
+        from raypipe import recipes
+
+        try:
+            recipe = recipes.load(str(name))
+        except ValueError as error:
+            raise ValueError(f"recipe: {error}") from None
+        return recipes.merged(recipe.as_config(), data)
+
     @field_validator("tokenizer")
     @classmethod
     def _blank_is_none(cls, value: str | None) -> str | None:
@@ -737,20 +752,12 @@ def _apply(data: dict, keys: list[str], value: Any) -> None:
 def _describe(error: ValidationError) -> str:
     lines = []
     for item in error.errors():
-        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
         message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-        lines.append(f"  {key}: {message}")
+        if key := ".".join(str(part) for part in item["loc"]):
+            lines.append(f"  {key}: {message}")
+        else:  # a check across sections says what it concerns itself
+            lines.append(f"  {message.removeprefix('Value error, ')}")
     return "invalid config:\n" + "\n".join(lines)
-
-
-def _with_recipe(name: Any, data: dict) -> dict:
-    from raypipe import recipes
-
-    try:
-        recipe = recipes.load(str(name))
-    except ValueError as error:
-        raise ConfigError(f"invalid config:\n  recipe: {error}") from None
-    return recipes.merged(recipe.as_config(), data)
 
 
 def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None) -> PipelineConfig:
@@ -761,8 +768,6 @@ def build_config(data: dict, overrides: dict[str, Any] | list[str] | None = None
     )
     for keys, value in items:
         _apply(data, keys.split(".") if isinstance(keys, str) else keys, value)
-    if name := data.get("recipe", DEFAULT_RECIPE):
-        data = _with_recipe(name, data)
     try:
         return PipelineConfig.model_validate(data)
     except ValidationError as error:

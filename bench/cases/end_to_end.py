@@ -156,8 +156,8 @@ def compare(slice_mb: int) -> list[str]:
         "out": str(scratch / "raypipe"),
         "cpus": CPUS,
         "repeats": REPEATS,
-        # datatrove has no language ID step here: raypipe's (on by default) is off too.
-        "set": {"tokenizer": str(tokenizer), "langid": {"enabled": False}},
+        # The light work both run (no recipe), and datatrove has no language ID step here.
+        "set": {"recipe": None, "tokenizer": str(tokenizer), "langid": {"enabled": False}},
     }
     ours = run_script(RAYPIPE_RUN, raypipe_payload, cpus=CPUS)
     peer = run_peer(

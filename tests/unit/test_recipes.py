@@ -46,6 +46,9 @@ def test_the_default_is_the_production_recipe_and_null_means_none():
     cfg = build_config(BASE)
     assert cfg.recipe == "production" and cfg.dedup.near.enabled and cfg.pii.enabled
     assert cfg == build_config({**BASE, "recipe": "production"})
+    # however the config is built, and a resolved config read back is the same config
+    assert PipelineConfig.model_validate(BASE) == cfg
+    assert PipelineConfig.model_validate(cfg.model_dump(mode="json")) == cfg
     bare = build_config({**BASE, "recipe": None})
     assert bare.recipe is None and not bare.dedup.near.enabled and not bare.pii.enabled
     assert bare == PipelineConfig.model_validate({**BASE, "recipe": None})
