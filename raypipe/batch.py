@@ -16,7 +16,7 @@ Stages may add columns (e.g. `language`, `language_score`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -78,6 +78,22 @@ def in_slices(fn: Callable[[pa.Table], pa.Table], batch: pa.Table) -> pa.Table:
         parts.append(fn(batch.slice(start, stop - start)))
         start = stop
     return pa.concat_tables(parts, promote_options="default")
+
+
+def rebatch(batches: Iterable[pa.Table], rows: int) -> Iterator[pa.Table]:
+    """The rows of `batches`, in order, as tables of `rows` rows (the last one may hold fewer);
+    at most one table's worth is held at a time."""
+    held: list[pa.Table] = []
+    count = 0
+    for batch in batches:
+        held.append(batch)
+        count += batch.num_rows
+        while count >= rows:
+            joined = pa.concat_tables(held, promote_options="default")
+            yield joined.slice(0, rows)
+            held, count = [joined.slice(rows)], count - rows
+    if count:
+        yield pa.concat_tables(held, promote_options="default")
 
 
 def set_column(batch: pa.Table, name: str, values: pa.Array | pa.ChunkedArray) -> pa.Table:

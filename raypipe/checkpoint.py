@@ -62,7 +62,12 @@ def commit(folder: str, info: dict) -> None:
 
 
 def write_part(batch: pa.Table, folder: str, tally: Callable[[pa.Table], dict]) -> pa.Table:
-    """Publish one checkpoint file; return its tally (JSON), never the documents.
+    """`publish_part` as a Ray Data map: its tally as one JSON row, never the documents."""
+    return pa.table({"tally": [json.dumps(publish_part(batch, folder, tally))]})
+
+
+def publish_part(batch: pa.Table, folder: str, tally: Callable[[pa.Table], dict]) -> dict:
+    """Publish one checkpoint file; return its tally.
 
     The name comes from the first document, so a retried task rewrites the same file
     instead of adding a second copy.
@@ -72,4 +77,4 @@ def write_part(batch: pa.Table, folder: str, tally: Callable[[pa.Table], dict]) 
     first = int(batch["uid"][0].as_py()) if batch.num_rows else 0
     name = f"part-{first:020d}-{batch.num_rows}.parquet"
     storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
-    return pa.table({"tally": [json.dumps(tally(batch))]})
+    return tally(batch)

@@ -31,15 +31,22 @@ from raypipe.scatter import chunks_per_shard, write_cells
 from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
 from raypipe.stages.plan import Planned, pools
-from raypipe.stages.tokenize import Tokenize
 from raypipe.tokenizer import LoadedTokenizer
-from raypipe.workers import DocumentSource, InputFile, StageChain, publish_shard
+from raypipe.workers import (
+    DocumentSource,
+    InputFile,
+    StageChain,
+    clean_files,
+    publish_shard,
+    tokenize_block,
+)
 
 PART_DOCS = 4096  # documents per checkpoint file
 # Up to this many duplicates (32 MB of uids) every task gets the whole sorted list; more
 # go through a hash-shuffle anti-join, which moves the documents' text between nodes.
 BROADCAST_DROPS = 4_000_000
 TALLY_FANIN = 256  # tallies merged per task on the way to the driver
+MERGE_CPUS = 0.25  # what merging a few hundred small JSON tallies takes
 # What a packing task holds at most (a chunk, the packer's state, the boundaries of its
 # shard), declared to Ray so that no more of them run on a node than its memory holds.
 PACK_MEMORY = 1 << 30
@@ -50,9 +57,16 @@ INTERNAL_COLUMNS = ["uid", "stage", "reason", "text_hash", "rank", "chars", "min
 
 
 def _collect(tallies: ray.data.Dataset) -> dict:
-    """Merge per-part tallies in two streaming rounds, so the driver receives a handful."""
+    """Merge per-part tallies in two streaming rounds, so the driver receives a handful.
+
+    The rounds declare the fraction of a CPU they use, which also keeps Ray Data from fusing
+    them into the tasks that write the parts: fused, those tasks would be bundled until they
+    hold TALLY_FANIN rows, and a phase over few files would run in one task.
+    """
     for _ in range(2):
-        tallies = tallies.map_batches(_merge_rows, batch_size=TALLY_FANIN, batch_format="pyarrow")
+        tallies = tallies.map_batches(
+            _merge_rows, batch_size=TALLY_FANIN, batch_format="pyarrow", num_cpus=MERGE_CPUS
+        )
     return merge_tallies([row["tally"] for row in tallies.take_all()])
 
 
@@ -60,11 +74,15 @@ def _merge_rows(batch: pa.Table) -> pa.Table:
     return pa.table({"tally": [json.dumps(merge_tallies(batch["tally"].to_pylist()))]})
 
 
-def _checkpointed(docs: ray.data.Dataset, folder: str, tally: Callable) -> dict:
+def _checkpointed(
+    docs: ray.data.Dataset, folder: str, tally: Callable, part_docs: int | None = PART_DOCS
+) -> dict:
+    """`docs` published as checkpoint parts of `part_docs` documents (None: one part per
+    block, written in the task that made it); their merged tally."""
     written = docs.map_batches(
         checkpoint.write_part,
         fn_kwargs={"folder": folder, "tally": tally},
-        batch_size=PART_DOCS,
+        batch_size=part_docs,
         batch_format="pyarrow",
     )
     return _collect(written)
@@ -78,10 +96,33 @@ def clean(
     plan: Callable[[PipelineConfig], list[Planned]],
     folder: str,
 ) -> dict:
-    docs = ray.data.read_datasource(DocumentSource(files, cfg.ray.batch_docs))
     plans = [plan(source.stages) for source in mixture]
     chain = pools(plans)
+    counters = sorted({c for planned in sum(plans, []) for c in planned.counters})
+    tally = partial(tally_block, counters=counters)
+    if chain == [(0, None)]:  # every stage runs on plain CPUs: one task per file does it all
+        todo = ray.data.from_items(
+            [{"file": index} for index in range(len(files))], override_num_blocks=len(files)
+        )
+        written = todo.map_batches(
+            clean_files,
+            fn_kwargs={
+                "files": files,
+                "chain": partial(StageChain, mixture, plan, 0),
+                "key": folder,
+                "folder": folder,
+                "tally": tally,
+                "batch_docs": cfg.ray.batch_docs,
+                "part_docs": PART_DOCS,
+            },
+            batch_size=1,
+            batch_format="pyarrow",
+        )
+        return _collect(written)
+    # Stages that declare resources run in actor pools of their own, between the read
+    # tasks and the checkpoint.
     _fits(chain)
+    docs = ray.data.read_datasource(DocumentSource(files, cfg.ray.batch_docs))
     for pool, resources in chain:
         reserve = {} if resources is None else resources.model_dump(exclude_none=True)
         docs = docs.map_batches(
@@ -92,8 +133,7 @@ def clean(
             batch_format="pyarrow",
             **reserve,
         )
-    counters = sorted({c for planned in sum(plans, []) for c in planned.counters})
-    return _checkpointed(docs, folder, partial(tally_block, counters=counters))
+    return _checkpointed(docs, folder, tally)
 
 
 def _fits(chain: list[tuple[int, Resources | None]]) -> None:
@@ -163,15 +203,21 @@ def _alive_rows(batch: pa.Table) -> pa.Table:
 
 # -- phase 3: tokenize, mix, pack ------------------------------------------------------
 def tokenize(docs: ray.data.Dataset, cfg: PipelineConfig, folder: str) -> dict:
+    # No batch sizes in this chain: Ray Data fuses it with the read into one task per
+    # checkpoint part (batch sizes would bundle parts into fewer, larger tasks).
     tokens = docs.select_columns(["uid", "id", "source", "text"]).map_batches(
-        Tokenize,
-        fn_constructor_args=(cfg.tokenizer, cfg.eos_token),
-        compute=actor_pool(cfg.ray),
-        batch_size=cfg.tokenize.batch_size,
+        tokenize_block,
+        fn_kwargs={
+            "key": folder,
+            "spec": cfg.tokenizer,
+            "eos_token": cfg.eos_token,
+            "batch_size": cfg.tokenize.batch_size,
+        },
         batch_format="pyarrow",
     )
+    tally = partial(token_tally, seed=cfg.seed)
     # No part is written when every document was rejected: then there is no source to count.
-    return {"sources": {}} | _checkpointed(tokens, folder, partial(token_tally, seed=cfg.seed))
+    return {"sources": {}} | _checkpointed(tokens, folder, tally, part_docs=None)
 
 
 def token_tally(batch: pa.Table, seed: int) -> dict:

@@ -79,6 +79,10 @@ def _tune_data_context() -> None:
     # small file, and a run reads its checkpoints about ten times; the classic path lists
     # the checkpoint folder on the driver in milliseconds.
     context.use_datasource_v2 = False
+    # A phase is one fused task operator (read, work, write) and small tally merges: Ray
+    # Data's reservation would hold back a share of the CPUs for the merges, and the work
+    # would run one task at a time on 2 CPUs. Backpressure still bounds what is in flight.
+    context.op_resource_reservation_enabled = False
 
 
 @contextmanager

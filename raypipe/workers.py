@@ -1,12 +1,15 @@
 """The thin Ray layer: the datasource and the callable classes Ray Data schedules.
 
 Everything here only adapts pure stage logic (raypipe.stages, raypipe.dedup, raypipe.pack)
-to Ray Data: one read task per input file, one stage chain per cleaning actor, one
-tokenizer per tokenizing actor (raypipe.stages.tokenize.Tokenize).
+to Ray Data. Cleaning is one task per input file that reads, runs every stage and writes
+the checkpoint; tokenizing is one task per checkpoint part. Both build their stage chain or
+tokenizer once per worker process (`reused`). Only stages that declare resources run in
+actor pools of their own (one StageChain per actor), between a read task and the checkpoint.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -18,7 +21,9 @@ import pyarrow.compute as pc
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from raypipe.batch import alive, in_slices, set_column
+from raypipe import checkpoint
+from raypipe.accounting import merge
+from raypipe.batch import alive, in_slices, rebatch, set_column
 from raypipe.config import InputConfig, PipelineConfig
 from raypipe.io.readers import read_file
 from raypipe.metrics import count
@@ -27,6 +32,14 @@ from raypipe.scatter import Gather
 from raypipe.shards import publish
 from raypipe.stages import Stage
 from raypipe.stages.plan import Planned, pool_of
+from raypipe.stages.tokenize import Tokenize
+
+# What a worker process built, by key: Ray Data reuses a task's worker process for the
+# next tasks of the run (and of later runs on the same cluster), so a stage chain or a
+# tokenizer is set up once per process, as in an actor, without an actor's own process to
+# start (~2 s of imports) in every phase. A few keys: a cleaning chain and a tokenizer.
+_BUILT: dict[str, Callable] = {}
+KEEP_BUILT = 4
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,50 @@ def _read_counted(file: InputFile, index: int, batch_docs: int) -> Iterable[pa.T
     count("raypipe_bytes_read", file.size, source=file.input.source or "input")
 
 
+def reused(key: str, build: Callable[[], Callable]) -> Callable:
+    """`build()`, or what it built for `key` earlier in this worker process."""
+    if key not in _BUILT:
+        while len(_BUILT) >= KEEP_BUILT:
+            del _BUILT[next(iter(_BUILT))]  # the oldest: a finished phase's or run's
+        _BUILT[key] = build()
+    return _BUILT[key]
+
+
+def clean_files(
+    rows: pa.Table,
+    files: list[InputFile],
+    chain: Callable[[], StageChain],
+    key: str,
+    folder: str,
+    tally: Callable[[pa.Table], dict],
+    batch_docs: int,
+    part_docs: int,
+) -> pa.Table:
+    """The input files of `rows` (their indexes in `files`), each read, cleaned by every
+    stage and published as checkpoint parts of `part_docs` documents in this one task: the
+    documents are never copied between reading, cleaning and writing. One tally per file.
+
+    Parts are cut from the file's own documents in order, so a retried task rewrites the
+    same parts under the same names.
+    """
+    stages = reused(key, chain)
+    tallies = []
+    for index in rows["file"].to_pylist():
+        cleaned = map(stages, _read_counted(files[index], index, batch_docs))
+        parts = (checkpoint.publish_part(p, folder, tally) for p in rebatch(cleaned, part_docs))
+        tallies.append(json.dumps(functools.reduce(merge, parts, {})))
+    return pa.table({"tally": pa.array(tallies, pa.string())})
+
+
+def tokenize_block(
+    batch: pa.Table, key: str, spec: str, eos_token: str | None, batch_size: int
+) -> pa.Table:
+    """Token ids of a block of documents, `batch_size` documents per tokenizer call."""
+    tokenize = reused(key, partial(Tokenize, spec, eos_token))
+    starts = range(0, max(1, batch.num_rows), batch_size)
+    return pa.concat_tables([tokenize(batch.slice(start, batch_size)) for start in starts])
+
+
 def publish_shard(batch: pa.Table, cells: str, chunks: int, **options) -> pa.Table:
     """Gather, pack and publish the shards of `batch["group"]` (raypipe.scatter,
     raypipe.shards) one after another, counting what was written."""
@@ -87,8 +144,8 @@ def publish_shard(batch: pa.Table, cells: str, chunks: int, **options) -> pa.Tab
 
 
 class StageChain:
-    """A cleaning actor of one pool: builds the stages of that pool of each source's plan
-    once (raypipe.stages.plan), runs them on every batch."""
+    """The stages of one pool of each source's plan (raypipe.stages.plan), built once, run
+    on every batch: in a cleaning task (`clean_files`), or as an actor of a user pool."""
 
     def __init__(
         self, mixture: list[Source], plan: Callable[[PipelineConfig], list[Planned]], pool: int

@@ -21,8 +21,9 @@ def repeated_corpus(source: Path, target: Path, copies: int) -> Path:
 
 
 def worker_pids(marker: str) -> list[int]:
-    """Ray actor processes running `marker` (Ray titles them ray::MapWorker(...marker...))."""
-    return actor_pids("MapWorker", marker)
+    """Ray worker processes running a task or actor of `marker` (Ray titles them
+    ray::MapBatches(...marker...) or ray::MapWorker(...marker...))."""
+    return actor_pids("", marker)
 
 
 def actor_pids(actor_class: str, marker: str = "") -> list[int]:

@@ -30,3 +30,10 @@ def test_html_counts_toward_the_bound_and_a_small_batch_is_one_call(monkeypatch)
     calls.clear()
     batches.in_slices(lambda part: calls.append(part.num_rows) or part, table.slice(0, 1))
     assert calls == [1]
+
+
+def test_rebatch_cuts_parts_of_a_fixed_size_in_order_whatever_the_batches():
+    pieces = [pa.table({"uid": list(range(a, b))}) for a, b in ((0, 3), (3, 4), (4, 11), (11, 11))]
+    parts = list(batches.rebatch(iter(pieces), 4))
+    assert [p["uid"].to_pylist() for p in parts] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+    assert list(batches.rebatch(iter([pa.table({"uid": []})]), 4)) == []
