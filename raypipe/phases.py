@@ -109,7 +109,6 @@ def clean(
             fn_kwargs={
                 "files": files,
                 "chain": partial(StageChain, mixture, plan, 0),
-                "key": folder,
                 "folder": folder,
                 "tally": tally,
                 "batch_docs": cfg.ray.batch_docs,

@@ -99,7 +99,6 @@ def clean_files(
     rows: pa.Table,
     files: list[InputFile],
     chain: Callable[[], StageChain],
-    key: str,
     folder: str,
     tally: Callable[[pa.Table], dict],
     batch_docs: int,
@@ -110,9 +109,10 @@ def clean_files(
     documents are never copied between reading, cleaning and writing. One tally per file.
 
     Parts are cut from the file's own documents in order, so a retried task rewrites the
-    same parts under the same names.
+    same parts under the same names. The folder, named after the run's cleaning
+    fingerprint, is also the key of the chain this process built for it.
     """
-    stages = reused(key, chain)
+    stages = reused(folder, chain)
     tallies = []
     for index in rows["file"].to_pylist():
         cleaned = map(stages, _read_counted(files[index], index, batch_docs))
