@@ -190,6 +190,90 @@ def preview(
         Console().print(table)
 
 
+def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
+    pairs = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            _fail(f"{flag} expects key=value, got {item!r}")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+@app.command()
+def ablate(
+    config: ConfigArg,
+    heldout: Annotated[
+        list[str], typer.Option(help="Clean text the models are scored on (repeatable)")
+    ],
+    out: Annotated[str, typer.Option("--out", "-o", help="Local folder of the ablation")],
+    variants: Annotated[
+        str | None, typer.Option(help="Comma-separated variants (default raw,recipe,...)")
+    ] = None,
+    tokens: Annotated[int | None, typer.Option(help="Training tokens per model")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Models per variant")] = None,
+    vocab_size: Annotated[
+        int | None, typer.Option(help="BPE trained for the ablation; 0 = the config's")
+    ] = None,
+    seq_len: Annotated[int | None, typer.Option(help="Tokens per training sequence")] = None,
+    cpus_per_run: Annotated[int | None, typer.Option(help="CPUs per training")] = None,
+    heldout_field: Annotated[str | None, typer.Option(help="Text field of --heldout")] = None,
+    model: Annotated[
+        list[str] | None, typer.Option(help="Model option: --model d_model=256 (repeatable)")
+    ] = None,
+    set_: SetOpt = None,
+    recipe: RecipeOpt = None,
+) -> None:
+    """Build each variant of CONFIG, train the same small model on each at equal tokens,
+    and compare their bits per byte on held-out text (docs/ablate.md)."""
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as error:
+        _fail(f"raypipe ablate trains models: pip install 'raypipe[ablate]' ({error})")
+    from raypipe.ablate.options import ablation_config
+    from raypipe.ablate.study import Ablation
+
+    given = {
+        "variants": variants.split(",") if variants else None,
+        "tokens": tokens,
+        "seeds": seeds,
+        "vocab_size": vocab_size,
+        "seq_len": seq_len,
+        "cpus_per_run": cpus_per_run,
+        "heldout_field": heldout_field,
+        "model": _pairs(model, "--model") or None,
+    }
+    log = lambda m: console.print(f"[cyan]{m}[/]", highlight=False)  # noqa: E731
+    try:
+        opts = ablation_config(
+            heldout=heldout, out=out, **{k: v for k, v in given.items() if v is not None}
+        )
+        result = Ablation(config, _recipe_override(recipe) + (set_ or []), opts, log).run()
+    except (ConfigError, StorageError) as error:
+        _fail(str(error), 1)
+    table = Table(title="raypipe ablate: bits per byte (lower is better)", title_justify="left")
+    for column in ("variant", "documents", "bits per byte", "± std", "vs raw", "vs recipe"):
+        table.add_column(column, justify="left" if column == "variant" else "right")
+    for name, row in result["variants"].items():
+        gaps = [
+            f"{gap['gap']:+.4f}{'' if gap['beyond_noise'] is not False else ' (noise)'}"
+            if (gap := row.get(f"vs_{ref}"))
+            else ""
+            for ref in ("raw", "recipe")
+        ]
+        table.add_row(
+            name,
+            f"{row['documents_out']:,}",
+            f"{row['bits_per_byte']:.4f}",
+            f"{row['std']:.4f}",
+            *gaps,
+        )
+    Console().print(table)
+    print(f"report:  {result['out']}/report.html (data: ablation.json)")
+    print(f"models:  {result['out']}/models/")
+
+
 @app.command("train-lm")
 def train_lm(
     reference: Annotated[

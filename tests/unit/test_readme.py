@@ -26,3 +26,15 @@ def test_no_merge_conflict_markers_in_the_docs():
             if line.startswith(("<<<<<<< ", ">>>>>>> "))
         ]
         assert not marked, f"{doc.name} holds merge conflict markers: {marked}"
+
+
+def test_ablate_options_are_documented_and_each_is_a_flag():
+    from raypipe.ablate.options import AblationConfig
+    from raypipe.ablate.options import reference_table as ablate_table
+    from raypipe.cli import ablate
+
+    doc = (README.parent / "docs" / "ablate.md").read_text()
+    table = re.search(r"<!-- ablate-reference:start -->\n(.*?)\n<!-- ablate-reference:end -->", doc, re.S)
+    assert table and table.group(1) == ablate_table(), "run `python scripts/update_readme.py`"
+    flags = set(ablate.__annotations__)
+    assert set(AblationConfig.model_fields) <= flags, set(AblationConfig.model_fields) - flags
