@@ -206,7 +206,16 @@ def ablate(
     heldout: Annotated[
         list[str], typer.Option(help="Clean text the models are scored on (repeatable)")
     ],
-    out: Annotated[str, typer.Option("--out", "-o", help="Local folder of the ablation")],
+    out: Annotated[
+        str | None, typer.Option("--out", "-o", help="Local folder of the ablation")
+    ] = None,
+    evaluate: Annotated[
+        str | None,
+        typer.Option(
+            help="Only score this trained model (a models/<variant>-seed<k> folder) on "
+            "--heldout: text files or a native run's output folder"
+        ),
+    ] = None,
     variants: Annotated[
         str | None, typer.Option(help="Comma-separated variants (default raw,recipe,...)")
     ] = None,
@@ -232,7 +241,20 @@ def ablate(
     except ImportError as error:
         _fail(f"raypipe ablate trains models: pip install 'raypipe[ablate]' ({error})")
     from raypipe.ablate.options import ablation_config
-    from raypipe.ablate.study import Ablation
+    from raypipe.ablate.study import Ablation, evaluate_model
+
+    if evaluate:
+        try:
+            scored = evaluate_model(evaluate, heldout, heldout_field or "text", seq_len or 256)
+        except (ConfigError, StorageError, OSError, ValueError) as error:
+            _fail(str(error), 1)
+        print(
+            f"{scored['bits_per_byte']:.4f} bits per byte ({scored['nats_per_token']:.4f} nats "
+            f"per token, {scored['heldout_tokens']:,} tokens, {scored['heldout_bytes']:,} bytes)"
+        )
+        return
+    if out is None:
+        _fail("--out is required (the ablation's folder)")
 
     given = {
         "variants": variants.split(",") if variants else None,

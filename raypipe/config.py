@@ -319,6 +319,11 @@ class FineWebConfig(Section):
     max_newline_word_ratio: float = Field(
         0.3, ge=0, description="Line breaks per word above (list-like): fineweb:list_ratio"
     )
+    unwrap: bool = Field(
+        False,
+        description="Judge the line rules of hard-wrapped text (books, mail: lines broken at "
+        "a fixed width) on its paragraphs; datatrove judges its lines",
+    )
 
 
 class PerplexityConfig(Section):

@@ -35,6 +35,15 @@ def heldout_texts(paths: list[str], text_field: str) -> list[str]:
     return texts
 
 
+def evaluate_model(folder: str, heldout: list[str], text_field: str, seq_len: int) -> dict:
+    """Bits per byte of a trained model on held-out files or on a native run's shards."""
+    loaded = load_tokenizer(str(Path(folder, "tokenizer.json")), None)
+    model = lm.load(folder)
+    if len(heldout) == 1 and storage.exists(storage.join(heldout[0], "manifest.json")):
+        return lm.shard_bits_per_byte(model, heldout[0], loaded)
+    return lm.bits_per_byte(model, heldout_texts(heldout, text_field), loaded, seq_len)
+
+
 class Ablation:
     """The variants of one config, built and trained under `opts.out`."""
 

@@ -14,13 +14,18 @@ import operator
 from raypipe.config import FineWebConfig
 from raypipe.quality.gopher import duplicates
 from raypipe.quality.words import sentence_marks
+from raypipe.quality.wrapping import hard_wrapped, paragraphs
 
 _V1_MARKS = frozenset(".'\"!?")
 
 
 def fineweb_reason(text: str, words: list[str], cfg: FineWebConfig) -> str | None:
     v1 = cfg.edition == "fineweb"
-    lines = text.split("\n") if v1 else [line for line in text.split("\n") if line.strip()]
+    lines = text.split("\n")
+    if cfg.unwrap and hard_wrapped(lines):
+        lines = paragraphs(lines)  # the line rules' view of wrapped prose (wrapping.py)
+    elif not v1:
+        lines = [line for line in lines if line.strip()]
     if not lines:  # a blank page (FineWeb v1 counts its one empty line and drops it below)
         return "fineweb:empty"
     at_or_below, at_or_above = (operator.le, operator.ge) if v1 else (operator.lt, operator.gt)

@@ -41,5 +41,14 @@ def test_ablate_compares_variants_and_resumes(tmp_path):
     assert "training" not in again.stderr and "already committed" in again.stderr
     assert json.loads((out / "ablation.json").read_text())["variants"] == result["variants"]
 
+    model = out / "models" / "recipe-seed0"
+    record = json.loads((model / "record.json").read_text())
+    rescored = raypipe("ablate", "--evaluate", str(model), "--heldout", args[3], "--seq-len", "64")
+    assert rescored.returncode == 0, rescored.stderr[-3000:]
+    assert rescored.stdout.startswith(f"{record['bits_per_byte']:.4f} bits per byte")
+    on_shards = raypipe("ablate", "--evaluate", str(model), "--heldout", str(out / "variants" / "raw"))
+    assert on_shards.returncode == 0, on_shards.stderr[-3000:]
+    assert 0 < float(on_shards.stdout.split()[0]) < 20
+
     bad = raypipe(*args[:-4], "--model", "heads=3")
     assert bad.returncode != 0 and "must divide" in bad.stderr and "Traceback" not in bad.stderr
