@@ -26,7 +26,7 @@ from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
 from raypipe.pack import Packing
-from raypipe.runtime import actor_pool, cluster_cpus, sort_shuffle, workers
+from raypipe.runtime import actor_pool, cluster_cpus, read_parquet, sort_shuffle, workers
 from raypipe.scatter import chunks_per_shard, write_cells
 from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
@@ -151,7 +151,7 @@ def _fits(chain: list[tuple[int, Resources | None]]) -> None:
 def deduplicate(clean_dir: str, folder: str, cfg: RayConfig) -> dict:
     partitions = 4 * workers(cfg)
     with sort_shuffle():  # a dataset runs with the context it was built in
-        keys = ray.data.read_parquet(
+        keys = read_parquet(
             clean_dir, columns=["uid", "id", "source", "text_hash", "rank", "reason"]
         )
     keys = keys.map_batches(
@@ -177,10 +177,10 @@ def kept_documents(
     clean_dir: str, drop_dirs: list[str], dropped: int, cfg: RayConfig
 ) -> ray.data.Dataset:
     """Alive documents of the checkpoint, minus the `dropped` duplicates phase 2 found."""
-    docs = ray.data.read_parquet(clean_dir).map_batches(_alive_rows, batch_format="pyarrow")
+    docs = read_parquet(clean_dir).map_batches(_alive_rows, batch_format="pyarrow")
     if not drop_dirs:
         return docs
-    drops = ray.data.read_parquet(drop_dirs, columns=["uid"])
+    drops = read_parquet(drop_dirs, columns=["uid"])
     if dropped > BROADCAST_DROPS:
         return docs.join(drops, join_type="left_anti", num_partitions=4 * workers(cfg), on=("uid",))
     # Few enough to send every task the sorted uids (8 bytes each): no shuffle of the text.
@@ -246,9 +246,7 @@ def scatter(
     cfg: PipelineConfig, tokens_dir: str, plan: dict, shards: int, chunks: int, folder: str
 ) -> dict:
     """Copies of each document (per the mixture plan) into their shard's cells."""
-    copies = ray.data.read_parquet(
-        tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"]
-    )
+    copies = read_parquet(tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"])
     written = copies.map_batches(
         _scatter_batch,
         fn_kwargs={
@@ -365,10 +363,10 @@ def write_ledger(
 ) -> None:
     target = storage.join(out, "rejects")
     storage.remove(target)
-    rejects = ray.data.read_parquet(clean_dir, columns=["id", "source", "stage", "reason"])
+    rejects = read_parquet(clean_dir, columns=["id", "source", "stage", "reason"])
     rejects = rejects.map_batches(_rejected_rows, batch_format="pyarrow")
     for reason, drop_dir in drop_dirs.items():  # reason -> the folder of its drops
-        drops = ray.data.read_parquet(drop_dir, columns=["id", "source", "duplicate_of"])
+        drops = read_parquet(drop_dir, columns=["id", "source", "duplicate_of"])
         rejects = rejects.union(
             drops.map_batches(
                 _as_ledger,
@@ -377,7 +375,7 @@ def write_ledger(
             )
         )
     if tokens_dir is not None and plan:
-        unsampled = ray.data.read_parquet(tokens_dir, columns=["uid", "id", "source"])
+        unsampled = read_parquet(tokens_dir, columns=["uid", "id", "source"])
         rejects = rejects.union(
             unsampled.map_batches(
                 _not_sampled, fn_kwargs={"plan": plan, "seed": seed}, batch_format="pyarrow"

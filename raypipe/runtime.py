@@ -101,6 +101,23 @@ def sort_shuffle() -> Iterator[None]:
         context.shuffle_strategy = before
 
 
+def read_parquet(paths: str | list[str], **kwargs) -> ray.data.Dataset:
+    """`ray.data.read_parquet` without its "Parquet dataset sampling" bar.
+
+    The datasource samples files when it is built, with a bar of its own; a run reads its
+    checkpoints about ten times, and those bars would bury the phases' progress. The
+    dataset itself keeps the bars of its execution.
+    """
+    context = DataContext.get_current()
+    shown, context.enable_progress_bars = context.enable_progress_bars, False
+    try:
+        dataset = ray.data.read_parquet(paths, **kwargs)
+    finally:
+        context.enable_progress_bars = shown
+    dataset.context.enable_progress_bars = shown
+    return dataset
+
+
 def cluster_cpus() -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 

@@ -24,7 +24,7 @@ from raypipe.dedup.lsh import (
 )
 from raypipe.dedup.minhash import MinHasher
 from raypipe.io import storage
-from raypipe.runtime import cluster_cpus
+from raypipe.runtime import cluster_cpus, read_parquet
 
 ATTEMPTS = 3  # a lost shard actor costs a rerun of the phase from the checkpoint
 
@@ -74,19 +74,19 @@ def _ray_call(actor: Any, method: str, n: int, *args: Any) -> Any:
 def _cluster(
     pool: list, clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
 ) -> dict:
-    signed = ray.data.read_parquet(clean_dir, columns=["uid", "id", "source", "rank", "minhash"])
+    signed = read_parquet(clean_dir, columns=["uid", "id", "source", "rank", "minhash"])
     sent = signed.map_batches(_send, fn_kwargs={"pool": pool, "cfg": cfg}, batch_format="pyarrow")
     documents = _total(sent)
     if excluded_dir is not None:
         _total(
-            ray.data.read_parquet(excluded_dir, columns=["uid"]).map_batches(
+            read_parquet(excluded_dir, columns=["uid"]).map_batches(
                 _exclude, fn_kwargs={"pool": pool}, batch_format="pyarrow"
             )
         )
     held = sum(ray.get([shard.footprint.remote() for shard in pool]))
 
     def reread() -> int:
-        texts = ray.data.read_parquet(clean_dir, columns=["uid", "text"])
+        texts = read_parquet(clean_dir, columns=["uid", "text"])
         kwargs = {"pool": pool, "cfg": cfg}
         return _total(texts.map_batches(_send_shingles, fn_kwargs=kwargs, batch_format="pyarrow"))
 

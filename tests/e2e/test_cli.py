@@ -73,6 +73,7 @@ def test_run_prints_summary_and_paths(tmp_path, mini_corpus):
     assert f"shards:   {out}/shards/" in done.stdout
     assert "documents in" in done.stderr and "exact_duplicate" in done.stderr
     assert "  tokenize" in done.stderr and "  pack" in done.stderr  # each step's time
+    assert "Parquet dataset sampling" not in done.stderr  # a bar per checkpoint read
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["seq_len"] == 512
     assert f"report:   {out}/report.html" in done.stdout
