@@ -293,6 +293,11 @@ class C4Config(Section):
     max_word_length: int = Field(
         1000, ge=1, description="Lines with a longer word (characters) are removed"
     )
+    unwrap: bool = Field(
+        False,
+        description="Judge hard-wrapped text (books, mail: lines broken at a fixed width) by "
+        "its paragraphs, and keep them one per line; datatrove judges its lines",
+    )
 
 
 class FineWebConfig(Section):

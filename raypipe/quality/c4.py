@@ -8,6 +8,7 @@ import re
 
 from raypipe.config import C4Config
 from raypipe.quality.words import WordSplitter, count_sentences
+from raypipe.quality.wrapping import hard_wrapped, paragraphs
 
 _CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
 _TERMINAL = (".", "?", "!", '"', "'")
@@ -22,10 +23,17 @@ _POLICY = (
 
 
 def clean_page(text: str, split: WordSplitter, cfg: C4Config) -> tuple[str | None, str]:
-    """(reason the page is dropped or None, the page with only its sentence lines)."""
+    """(reason the page is dropped or None, the page with only its sentence lines).
+
+    With `unwrap`, the lines of hard-wrapped text are its paragraphs: line by line, C4 would
+    drop the short last line of every paragraph, which ends its sentence (wrapping.py).
+    """
     kept: list[str] = []
     sentences = 0
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    if cfg.unwrap and hard_wrapped(lines):
+        lines = paragraphs(lines)
+    for raw in lines:
         line = raw.strip()
         words = line.split()
         if any(len(word) > cfg.max_word_length for word in words):

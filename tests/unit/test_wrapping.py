@@ -58,3 +58,20 @@ def test_a_short_or_ragged_text_is_not_taken_for_wrapped():
 def test_paragraphs_join_the_lines_of_each_block():
     lines = ["The first", "paragraph.", "", "", "  The second  ", "one.", ""]
     assert paragraphs(lines) == ["The first paragraph.", "The second one."]
+
+
+def test_c4_keeps_every_sentence_of_wrapped_prose_one_paragraph_per_line():
+    from raypipe.config import C4Config
+    from raypipe.quality.c4 import clean_page
+    from raypipe.quality.words import splitter
+
+    split = splitter()
+    lines, unwrap = C4Config(filter_no_terminal_punct=False), C4Config(
+        filter_no_terminal_punct=False, unwrap=True
+    )
+    book = next(text for text in sample("gutenberg") if "\n\n" in text and len(text) > 5000)
+    by_lines = clean_page(book, split, lines)[1]
+    by_paragraphs = clean_page(book, split, unwrap)[1]
+    # line by line, C4 drops the short last line of a paragraph: the end of its sentence
+    assert len(by_lines.split()) < len(book.split())
+    assert by_paragraphs.split("\n") == [p for p in paragraphs(book.split("\n")) if len(p.split()) >= 3]
