@@ -202,10 +202,12 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
 
 @app.command()
 def ablate(
-    config: ConfigArg,
+    config: Annotated[
+        str | None, typer.Argument(help="YAML config the variants start from")
+    ] = None,
     heldout: Annotated[
         list[str], typer.Option(help="Clean text the models are scored on (repeatable)")
-    ],
+    ] = ...,
     out: Annotated[
         str | None, typer.Option("--out", "-o", help="Local folder of the ablation")
     ] = None,
@@ -253,8 +255,8 @@ def ablate(
             f"per token, {scored['heldout_tokens']:,} tokens, {scored['heldout_bytes']:,} bytes)"
         )
         return
-    if out is None:
-        _fail("--out is required (the ablation's folder)")
+    if config is None or out is None:
+        _fail("an ablation needs CONFIG and --out (or --evaluate MODEL)")
 
     given = {
         "variants": variants.split(",") if variants else None,

@@ -28,7 +28,7 @@ def test_training_on_the_shards_lowers_the_loss(local_ray, mini_corpus, tmp_path
     assert record["epochs"] == pytest.approx(budget / (manifest["sequences"] * 64))
     losses = [loss for _, loss in record["curve"]]
     assert losses[0] > 6.5  # about ln(1024): a fresh model guesses
-    assert losses[-1] < losses[0] - 1.5, losses
+    assert losses[-1] < losses[0] - 0.7, losses
     texts = [json.loads(line)["text"] for line in mini_corpus.read_text().splitlines()[:5]]
     scored = lm.bits_per_byte(model, texts, loaded, 64)
     untrained = lm.build_model(shape, loaded.vocab_size, 64, loaded.eos_id, seed=0)
