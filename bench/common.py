@@ -20,7 +20,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
 import zstandard
+
+from raypipe.batch import CORE_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("RAYPIPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -205,3 +208,17 @@ def run_script(
     if child.returncode != 0:
         raise RuntimeError(f"benchmark script failed:\n{stderr[-4000:]}")
     return json.loads(stdout.strip().splitlines()[-1])
+
+
+def document_batch(texts: list[str]) -> pa.Table:
+    """`texts` as a batch of alive documents, as a stage takes them."""
+    n = len(texts)
+    columns = {
+        "uid": pa.array(range(n), pa.int64()),
+        "id": [str(i) for i in range(n)],
+        "source": ["bench"] * n,
+        "text": texts,
+        "stage": pa.nulls(n, pa.string()),
+        "reason": pa.nulls(n, pa.string()),
+    }
+    return pa.table(columns, schema=CORE_SCHEMA)

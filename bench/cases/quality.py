@@ -8,10 +8,9 @@ import os
 import time
 from collections import Counter
 
-import pyarrow as pa
-
 from bench.common import (
     Measurement,
+    document_batch,
     iter_jsonl_zst,
     measure,
     ratio_table,
@@ -19,7 +18,6 @@ from bench.common import (
     shared,
     slow_repeats,
 )
-from raypipe.batch import CORE_SCHEMA
 from raypipe.config import QualityConfig
 from raypipe.quality.c4 import clean_page
 from raypipe.quality.fineweb import fineweb_reason
@@ -154,18 +152,7 @@ def run(quick: bool) -> str:
     rules = measure_cpu(
         "raypipe (4 rules, each on every document)", mb, lambda: judge_all(texts, cfg), repeats
     )
-    n = len(texts)
-    table = pa.table(
-        {
-            "uid": pa.array(range(n), pa.int64()),
-            "id": [str(i) for i in range(n)],
-            "source": ["bench"] * n,
-            "text": texts,
-            "stage": pa.nulls(n, pa.string()),
-            "reason": pa.nulls(n, pa.string()),
-        },
-        schema=CORE_SCHEMA,
-    )
+    table = document_batch(texts)
     stage = Quality(cfg)
     chained = measure_cpu(
         "raypipe quality stage (4 rules chained)",

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-import pyarrow as pa
-
-from bench.common import iter_jsonl_zst, shared
-from raypipe.batch import CORE_SCHEMA
+from bench.common import document_batch, iter_jsonl_zst, shared
 from raypipe.config import build_config
 from raypipe.quality.wrapping import hard_wrapped
 from raypipe.stages.quality import Quality
@@ -17,19 +14,6 @@ from raypipe.stages.quality import Quality
 # every k-th document (full, quick)
 INPUTS = {"bench/mixed_en_docs.jsonl.zst": (5, 25), "bench/gutenberg_en_docs.jsonl.zst": (10, 50)}
 LINES = {"quality.c4.unwrap": False, "quality.fineweb.unwrap": False}
-
-
-def _batch(texts: list[str]) -> pa.Table:
-    n = len(texts)
-    columns = {
-        "uid": pa.array(range(n), pa.int64()),
-        "id": [str(i) for i in range(n)],
-        "source": ["bench"] * n,
-        "text": texts,
-        "stage": pa.nulls(n, pa.string()),
-        "reason": pa.nulls(n, pa.string()),
-    }
-    return pa.table(columns, schema=CORE_SCHEMA)
 
 
 def run(quick: bool) -> str:
@@ -45,7 +29,7 @@ def run(quick: bool) -> str:
     for view, overrides in (("paragraphs", {}), ("lines", LINES)):
         cfg = build_config({"input": {"paths": ["unused"]}}, overrides)  # production recipe
         stage = Quality(cfg.quality)
-        judged[view] = stage(_batch(texts))["reason"].to_pylist()
+        judged[view] = stage(document_batch(texts))["reason"].to_pylist()
     stats: dict[str, Counter] = defaultdict(Counter)
     for i, source in enumerate(sources):
         counts = stats[source]

@@ -129,6 +129,15 @@ def train(output: str, tokens: int, shape: ModelShape, seed: int, loaded: Loaded
     return model, record
 
 
+def _scored(nats: float, tokens: int, size: int) -> dict:
+    return {
+        "bits_per_byte": nats / (math.log(2) * size),
+        "nats_per_token": nats / max(1, tokens),
+        "heldout_tokens": tokens,
+        "heldout_bytes": size,
+    }
+
+
 def _windows(texts: Iterable[str], loaded: LoadedTokenizer, seq_len: int):
     """The held-out texts as windows of up to seq_len + 1 token ids, and their UTF-8 bytes.
 
@@ -166,12 +175,7 @@ def bits_per_byte(model, texts: Iterable[str], loaded: LoadedTokenizer, seq_len:
                 logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE, reduction="sum"
             ).item()
             scored += int((targets != IGNORE).sum())
-    return {
-        "bits_per_byte": nats / (math.log(2) * size),
-        "nats_per_token": nats / max(1, scored),
-        "heldout_tokens": scored,
-        "heldout_bytes": size,
-    }
+    return _scored(nats, scored, size)
 
 
 def shard_bits_per_byte(model, output: str, loaded: LoadedTokenizer, batch_size: int = 8) -> dict:
@@ -196,12 +200,7 @@ def shard_bits_per_byte(model, output: str, loaded: LoadedTokenizer, batch_size:
                 size += len(text.encode("utf-8"))
     if not size:
         raise ValueError(f"{output} holds no tokens to score")
-    return {
-        "bits_per_byte": nats / (math.log(2) * size),
-        "nats_per_token": nats / max(1, scored),
-        "heldout_tokens": scored,
-        "heldout_bytes": size,
-    }
+    return _scored(nats, scored, size)
 
 
 def save(model, folder: str | Path) -> None:

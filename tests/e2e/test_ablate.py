@@ -46,7 +46,9 @@ def test_ablate_compares_variants_and_resumes(tmp_path):
     rescored = raypipe("ablate", "--evaluate", str(model), "--heldout", args[3], "--seq-len", "64")
     assert rescored.returncode == 0, rescored.stderr[-3000:]
     assert rescored.stdout.startswith(f"{record['bits_per_byte']:.4f} bits per byte")
-    on_shards = raypipe("ablate", "--evaluate", str(model), "--heldout", str(out / "variants" / "raw"))
+    on_shards = raypipe(
+        "ablate", "--evaluate", str(model), "--heldout", str(out / "variants" / "raw")
+    )
     assert on_shards.returncode == 0, on_shards.stderr[-3000:]
     assert 0 < float(on_shards.stdout.split()[0]) < 20
 

@@ -34,7 +34,9 @@ def test_ablate_options_are_documented_and_each_is_a_flag():
     from raypipe.cli import ablate
 
     doc = (README.parent / "docs" / "ablate.md").read_text()
-    table = re.search(r"<!-- ablate-reference:start -->\n(.*?)\n<!-- ablate-reference:end -->", doc, re.S)
+    table = re.search(
+        r"<!-- ablate-reference:start -->\n(.*?)\n<!-- ablate-reference:end -->", doc, re.S
+    )
     assert table and table.group(1) == ablate_table(), "run `python scripts/update_readme.py`"
     flags = set(ablate.__annotations__)
     assert set(AblationConfig.model_fields) <= flags, set(AblationConfig.model_fields) - flags

@@ -66,12 +66,15 @@ def test_c4_keeps_every_sentence_of_wrapped_prose_one_paragraph_per_line():
     from raypipe.quality.words import splitter
 
     split = splitter()
-    lines, unwrap = C4Config(filter_no_terminal_punct=False), C4Config(
-        filter_no_terminal_punct=False, unwrap=True
+    lines, unwrap = (
+        C4Config(filter_no_terminal_punct=False),
+        C4Config(filter_no_terminal_punct=False, unwrap=True),
     )
     book = next(text for text in sample("gutenberg") if "\n\n" in text and len(text) > 5000)
     by_lines = clean_page(book, split, lines)[1]
     by_paragraphs = clean_page(book, split, unwrap)[1]
     # line by line, C4 drops the short last line of a paragraph: the end of its sentence
     assert len(by_lines.split()) < len(book.split())
-    assert by_paragraphs.split("\n") == [p for p in paragraphs(book.split("\n")) if len(p.split()) >= 3]
+    assert by_paragraphs.split("\n") == [
+        p for p in paragraphs(book.split("\n")) if len(p.split()) >= 3
+    ]
