@@ -15,8 +15,12 @@ $(VENV)/.base: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e .
 	touch $@
 
+# mosaicml-streaming reads the mds shards back; its declared dependencies pin numpy < 2.2
+# and a torchvision with no CPU wheel beside torch 2.13, and its MDS reader needs neither:
+# it is installed alone, the few modules that reader imports come with the test extra.
 $(VENV)/.installed: $(VENV)/.base
 	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q --no-deps mosaicml-streaming==0.13.0
 	touch $@
 
 install: $(VENV)/.installed

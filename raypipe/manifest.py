@@ -99,6 +99,8 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
             tokenizer_engine=loaded.engine,
             shards=[{k: e[k] for k in SHARD_KEYS} for e in run.shards],
         )
+        if index := FORMATS[cfg.output.format].index:
+            index(out, run.shards)
     else:
         manifest["documents"] = "documents/"
     storage.write_atomic(storage.join(out, "report.json"), json.dumps(report, indent=2).encode())

@@ -79,9 +79,11 @@ def shard_name(group: int) -> str:
     return f"{spread}-shard-{group:05d}"
 
 
-def shard_group(file_name: str) -> int:
-    """The group of a shard file name (inverse of shard_name)."""
-    return int(file_name.split(".")[0].rsplit("-", 1)[1])
+def shard_group(file_name: str) -> int | None:
+    """The group of a shard file name (inverse of shard_name); None for a file of the
+    whole run (an index written at commit)."""
+    stem = file_name.split(".")[0].rsplit("-shard-", 1)
+    return int(stem[1]) if len(stem) == 2 and stem[1].isdigit() else None
 
 
 def sidecar_uri(output: str, group: int) -> str:

@@ -16,6 +16,9 @@ A format without a writer writes the cleaned documents themselves (no tokenizer)
                 each document and sequence, as Hugging Face's packed-sequence attention
                 expects) and attention_mask (0 on padding); `datasets.load_dataset("parquet",
                 data_files=...)` reads it
+    mds         NAME.NNNNN.mds + one index.json for the run, MosaicML Streaming's format:
+                one sample per sequence with the hf-parquet columns;
+                `streaming.StreamingDataset(local="OUT/shards")` reads it
     megatron    NAME.bin + NAME.idx of whole documents, packed by Megatron-LM at training
                 (raypipe.megatron)
     parquet     documents/ as Parquet: the cleaned documents and their kept fields
@@ -24,7 +27,10 @@ A format without a writer writes the cleaned documents themselves (no tokenizer)
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol
 
@@ -127,6 +133,22 @@ def covered(packed: Packed, first_row: int) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(start - first_row * packed.tokens.shape[1], length) + within, within
 
 
+def training_columns(packed: Packed, first_row: int) -> dict[str, np.ndarray]:
+    """The columns trainers of packed sequences take, each [sequences, seq_len]: token
+    ids, positions restarting at each document (0 on padding) and the attention mask."""
+    flat, positions = covered(packed, first_row)
+    position_ids = np.zeros(packed.tokens.size, np.int32)
+    position_ids[flat] = positions
+    mask = np.zeros(packed.tokens.size, np.uint8)
+    mask[flat] = 1
+    shape = packed.tokens.shape
+    return {
+        "tokens": packed.tokens,
+        "position_ids": position_ids.reshape(shape),
+        "attention_mask": mask.reshape(shape),
+    }
+
+
 class ParquetTokenShard(PackedShard):
     """Packed sequences as a Parquet file of Hugging Face training columns, written one
     row group per stored chunk."""
@@ -149,19 +171,97 @@ class ParquetTokenShard(PackedShard):
     def store(self, packed: Packed) -> None:
         if not len(packed.tokens):
             return
-        flat, positions = covered(packed, self.rows)
-        position_ids = np.zeros(packed.tokens.size, np.int32)
-        position_ids[flat] = positions
-        mask = np.zeros(packed.tokens.size, np.int8)
-        mask[flat] = 1
-        columns = [packed.tokens.reshape(-1), position_ids, mask]
+        named = training_columns(packed, self.rows)
+        columns = [named["tokens"], named["position_ids"], named["attention_mask"].view(np.int8)]
         offsets = pa.array(np.arange(len(packed.tokens) + 1, dtype=np.int32) * self.seq_len)
-        arrays = [pa.ListArray.from_arrays(offsets, pa.array(c)) for c in columns]
+        arrays = [pa.ListArray.from_arrays(offsets, pa.array(c.reshape(-1))) for c in columns]
         self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
 
     def seal(self, segments: np.ndarray) -> str:
         self.writer.close()
         return self.spool.publish()
+
+
+MDS_FILE_BYTES = 1 << 26  # Streaming's default shard size: a file is read whole
+
+
+class MdsShard(PackedShard):
+    """Packed sequences in MosaicML Streaming's MDS format: fixed-size samples of three
+    ndarray columns (`tokens`, the name LLM Foundry's text datasets read, `position_ids`
+    and `attention_mask`), in files of at most 64 MiB, each written once it fills. The
+    run's index.json, which lists every file of every shard, is written at commit."""
+
+    def __init__(
+        self, output: str, name: str, dtype: np.dtype, vocab_size: int, packing: Packing
+    ) -> None:
+        super().__init__(output, name, dtype, vocab_size, packing)
+        dtypes = {
+            "position_ids": "int32",
+            "tokens": np.dtype(dtype).name,
+            "attention_mask": "uint8",
+        }
+        names = sorted(dtypes)  # Streaming stores columns in name order
+        self.columns = {
+            "column_names": names,
+            "column_encodings": [f"ndarray:{dtypes[n]}:{self.seq_len}" for n in names],
+            "column_sizes": [self.seq_len * np.dtype(dtypes[n]).itemsize for n in names],
+            "compression": None,
+            "format": "mds",
+            "hashes": [],
+            "size_limit": MDS_FILE_BYTES,
+            "version": 2,
+        }
+        self.config = json.dumps(self.columns, sort_keys=True).encode()
+        self.sample_bytes = sum(self.columns["column_sizes"])
+        self.per_file = max(1, (MDS_FILE_BYTES - 8 - len(self.config)) // (self.sample_bytes + 4))
+        self.pending: list[np.ndarray] = []  # [samples, sample_bytes] blocks, < per_file in all
+        self.files: list[dict] = []
+        self.sha256 = hashlib.sha256()
+
+    def store(self, packed: Packed) -> None:
+        if not len(packed.tokens):
+            return
+        named = training_columns(packed, self.rows)
+        rows = [np.ascontiguousarray(named[n]) for n in self.columns["column_names"]]
+        self.pending.append(np.hstack([c.view(np.uint8).reshape(len(c), -1) for c in rows]))
+        if sum(map(len, self.pending)) >= self.per_file:
+            samples = np.concatenate(self.pending)
+            full = len(samples) // self.per_file * self.per_file
+            for first in range(0, full, self.per_file):
+                self._write_file(samples[first : first + self.per_file])
+            self.pending = [samples[full:]]
+
+    def _write_file(self, samples: np.ndarray) -> None:
+        """One .mds file: the sample count, every sample's byte offset, the columns'
+        description, then the samples."""
+        header = 4 + 4 * (len(samples) + 1) + len(self.config)
+        offsets = header + np.arange(len(samples) + 1, dtype=np.int64) * self.sample_bytes
+        count = np.uint32(len(samples)).tobytes()
+        data = b"".join(
+            [count, offsets.astype(np.uint32).tobytes(), self.config, samples.tobytes()]
+        )
+        basename = f"{self.name}.{len(self.files):05d}.mds"
+        storage.write_atomic(storage.join(self.output, SHARDS_DIR, basename), data)
+        self.sha256.update(data)
+        raw = {"basename": basename, "bytes": len(data), "hashes": {}}
+        self.files.append(
+            {**self.columns, "samples": len(samples), "raw_data": raw, "zip_data": None}
+        )
+
+    def seal(self, segments: np.ndarray) -> str:
+        if sum(map(len, self.pending)):
+            self._write_file(np.concatenate(self.pending))
+        return self.sha256.hexdigest()
+
+    def publish(self, documents: int) -> dict:
+        return {**super().publish(documents), "mds": self.files}
+
+
+def write_mds_index(output: str, entries: list[dict]) -> None:
+    """Streaming's index.json, every shard's files in manifest order."""
+    index = {"version": 2, "shards": [f for e in entries for f in e["mds"]]}
+    uri = storage.join(output, SHARDS_DIR, "index.json")
+    storage.write_atomic(uri, json.dumps(index, sort_keys=True).encode())
 
 
 class MegatronShard:
@@ -202,6 +302,8 @@ class Format:
     name: str
     description: str
     writer: type[ShardWriter] | None = None  # None: cleaned documents, no tokenizer
+    # written at commit from every shard's manifest entry, for formats read as one dataset
+    index: Callable[[str, list[dict]], None] | None = None
 
     @property
     def tokens(self) -> bool:
@@ -217,6 +319,7 @@ FORMATS = {
     for f in (
         Format("native", "packed token shards as .npy (raypipe.loader)", NativeShard),
         Format("hf-parquet", "packed token shards as Hugging Face Parquet", ParquetTokenShard),
+        Format("mds", "packed token shards as MosaicML Streaming MDS", MdsShard, write_mds_index),
         Format("megatron", "Megatron-LM .bin/.idx of whole documents", MegatronShard),
         Format("parquet", "cleaned documents as Parquet (tokenizer unset)"),
         Format("jsonl", "cleaned documents as JSON lines (tokenizer unset)"),

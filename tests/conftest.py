@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,23 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def mosaic_streaming():
+    """MosaicML Streaming's streaming.base (StreamingDataset, MDSWriter). The package's
+    __init__ also imports its vision datasets, whose torchvision has no CPU wheel beside
+    the pinned torch; streaming.base needs neither, so it is loaded on its own."""
+    spec = importlib.util.find_spec("streaming")
+    if spec is None:
+        pytest.skip("mosaicml-streaming is not installed")
+    if "streaming" not in sys.modules:
+        package = types.ModuleType("streaming")
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules["streaming"] = package
+    import streaming.base
+
+    return streaming.base
 
 
 @pytest.fixture(scope="session")

@@ -93,3 +93,29 @@ def test_concat_split_window_run_cuts_documents_after_boundaries(local_ray, mini
     report = json.loads((tmp_path / "report.json").read_text())
     assert cut_early and report["split_documents"] == split
     assert report["sequence_utilization"] == manifest["tokens"] / (manifest["sequences"] * seq_len)
+
+
+def test_mds_run_is_read_by_mosaicml_streaming_as_the_native_sequences(
+    local_ray, mini_corpus, tmp_path, mosaic_streaming
+):
+    native = run(mini_corpus, tmp_path / "native", **RAW, **{"output.shard_tokens": 2_000})
+    manifest = run(
+        mini_corpus,
+        tmp_path / "mds",
+        **RAW,
+        **{"output.format": "mds", "output.shard_tokens": 2_000},
+    )
+    assert len(manifest["shards"]) > 1  # the index joins every shard's files
+    local = str(tmp_path / "mds" / "shards")
+    dataset = mosaic_streaming.StreamingDataset(local=local, shuffle=False, batch_size=1)
+    rows = [dataset[i] for i in range(len(dataset))]
+    assert len(rows) == manifest["sequences"] == native["sequences"]
+    assert sum(int(r["attention_mask"].sum()) for r in rows) == manifest["tokens"]
+    expected = {
+        tuple(r["input_ids"].tolist()): r["position_ids"].tolist()
+        for r in ray_dataset(str(tmp_path / "native")).take_all()
+    }
+    for row in rows:
+        mask = row["attention_mask"].astype(bool)
+        want = np.array(expected[tuple(row["tokens"].tolist())])
+        assert (row["position_ids"][mask] == want[mask]).all()
