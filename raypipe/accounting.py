@@ -10,6 +10,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -94,3 +95,33 @@ def merge(total: Any, part: Any) -> Any:
 def merge_tallies(tallies: list[str]) -> dict:
     """One tally from the JSON tallies of many blocks."""
     return functools.reduce(merge, map(json.loads, tallies), {})
+
+
+@dataclass(frozen=True)
+class SourceTally:
+    documents: int = 0
+    kept: int = 0
+    kept_chars: int = 0
+
+
+@dataclass(frozen=True)
+class CleanTally:
+    """Phase 1 of a run, counted: every document read, kept or rejected and why. Block
+    tallies travel as JSON (`tally_block`) and are merged on the driver; the merged one
+    is read once, here, into fields (a run of no documents has the defaults)."""
+
+    documents: int = 0
+    kept: int = 0
+    kept_chars: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)  # by reason
+    rejected_by_stage: dict[str, int] = field(default_factory=dict)
+    counters: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> counter -> n
+    languages: dict[str, int] = field(default_factory=dict)  # kept documents per language
+    rejected_by_language: dict[str, dict[str, int]] = field(default_factory=dict)
+    length_bins: list[int] = field(default_factory=lambda: [0] * LENGTH_BINS)
+    sources: dict[str, SourceTally] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, merged: dict) -> CleanTally:
+        sources = {name: SourceTally(**s) for name, s in merged.get("sources", {}).items()}
+        return cls(**{**merged, "sources": sources})

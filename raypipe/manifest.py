@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raypipe import mix
+from raypipe.accounting import CleanTally
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
 from raypipe.report.html import render
@@ -18,14 +19,14 @@ from raypipe.writers import FORMATS
 SHARD_KEYS = ("path", "sequences", "tokens", "documents", "sha256")
 
 
-def _sources(cleaned: dict, drops: dict, outcome: dict) -> dict[str, dict]:
+def _sources(cleaned: CleanTally, outcome: dict) -> dict[str, dict]:
     """Per source: documents in, after cleaning, and what the mixture wrote."""
     rows = {}
-    for name, c in sorted(cleaned["sources"].items()):
+    for name, c in sorted(cleaned.sources.items()):
         rows[name] = {
-            "documents_in": c["documents"],
-            "documents_cleaned": c["kept"],
-            "chars_cleaned": c["kept_chars"],
+            "documents_in": c.documents,
+            "documents_cleaned": c.kept,
+            "chars_cleaned": c.kept_chars,
             **outcome.get(name, {}),
         }
     return rows
@@ -37,7 +38,7 @@ class Outcome:
 
     fingerprint: str
     files: int  # input files read
-    cleaned: dict  # phase 1's merged tally (raypipe.accounting.tally_block)
+    cleaned: CleanTally  # phase 1's merged tally
     drops: dict[str, int]  # documents removed by dedup, by reason
     near: dict | None = None  # near-duplicate clusters, when near dedup ran
     tokenized: dict | None = None  # tokens per source, when a tokenizer is set
@@ -50,28 +51,28 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
     out = cfg.output.path
     outcome = mix.outcome(run.tokenized, run.plan, mixture) if run.tokenized is not None else {}
     not_sampled = sum(r["documents_kept"] - r["documents_out"] for r in outcome.values())
-    rejected = {**run.cleaned["rejected"], **run.drops}
-    by_stage = {**run.cleaned["rejected_by_stage"], "dedup": sum(run.drops.values())}
+    rejected = {**run.cleaned.rejected, **run.drops}
+    by_stage = {**run.cleaned.rejected_by_stage, "dedup": sum(run.drops.values())}
     if not_sampled:
         rejected["not_sampled"] = not_sampled
         by_stage["mix"] = not_sampled
     manifest: dict[str, Any] = {
         "fingerprint": run.fingerprint,
         "files": run.files,
-        "documents_in": run.cleaned["documents"],
-        "documents_out": run.cleaned["kept"] - sum(run.drops.values()) - not_sampled,
+        "documents_in": run.cleaned.documents,
+        "documents_out": run.cleaned.kept - sum(run.drops.values()) - not_sampled,
         "rejected": rejected,
         "rejected_by_stage": by_stage,
-        "masked": run.cleaned["counters"].get("pii", {}),
-        "counters": run.cleaned["counters"],
-        "sources": _sources(run.cleaned, run.drops, outcome),
+        "masked": run.cleaned.counters.get("pii", {}),
+        "counters": run.cleaned.counters,
+        "sources": _sources(run.cleaned, outcome),
         "config": cfg.model_dump(mode="json"),
         "rejects": "rejects/",
     }
     report: dict[str, Any] = {
-        "languages": run.cleaned["languages"],
-        "rejected_by_language": run.cleaned.get("rejected_by_language", {}),
-        "length_bins": run.cleaned["length_bins"],
+        "languages": run.cleaned.languages,
+        "rejected_by_language": run.cleaned.rejected_by_language,
+        "length_bins": run.cleaned.length_bins,
         "masked": manifest["masked"],
         "sources": manifest["sources"],
     }

@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from raypipe import checkpoint, mix, phases
+from raypipe.accounting import CleanTally
 from raypipe.config import ConfigError, PiiConfig, PipelineConfig, load_config
 from raypipe.dedup.exact import DedupKeys
 from raypipe.dedup.lsh_actors import near_duplicates
@@ -123,10 +124,12 @@ class Pipeline:
         connect(cfg.ray, cfg.storage)
         folder = lambda phase: checkpoint.phase_dir(out, phase, clean_fp)  # noqa: E731
 
-        cleaned = self._phase(
-            "1/3 read and clean",
-            folder("clean"),
-            lambda d: phases.clean(files, self.mixture, cfg, document_stages, d),
+        cleaned = CleanTally.from_json(
+            self._phase(
+                "1/3 read and clean",
+                folder("clean"),
+                lambda d: phases.clean(files, self.mixture, cfg, document_stages, d),
+            )
         )
         dedup_dir = folder("dedup") if cfg.dedup.exact.enabled else None
         drops = (
@@ -154,7 +157,7 @@ class Pipeline:
                 drop_dirs["near_duplicate"] = near_dir
             near = found["near"]
             near["share_removed"] = near["removed"] / max(
-                1, cleaned["kept"] - drops.get("exact_duplicate", 0)
+                1, cleaned.kept - drops.get("exact_duplicate", 0)
             )
         dropped = sum(drops[reason] for reason in drop_dirs)
         kept = phases.kept_documents(folder("clean"), list(drop_dirs.values()), dropped, cfg.ray)
