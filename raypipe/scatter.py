@@ -49,11 +49,11 @@ def write_cells(copies: pa.Table, folder: str, name: str, chunks: int) -> int:
     starts = np.flatnonzero(np.diff(cells, prepend=-1)).tolist()
     ends = [*starts[1:], len(cells)]
     schema = table.schema.with_metadata({CELLS_KEY: json.dumps(cells[starts].tolist())})
-    sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+    spool = storage.Spool(storage.join(folder, name))  # streamed out, not built in memory
+    with pq.ParquetWriter(spool.file, schema, compression="zstd") as writer:
         for start, end in zip(starts, ends, strict=True):
             writer.write_table(table.slice(start, end - start), row_group_size=end - start)
-    storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
+    spool.publish()
     return len(starts)
 
 
