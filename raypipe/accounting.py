@@ -125,3 +125,36 @@ class CleanTally:
     def from_json(cls, merged: dict) -> CleanTally:
         sources = {name: SourceTally(**s) for name, s in merged.get("sources", {}).items()}
         return cls(**{**merged, "sources": sources})
+
+
+@dataclass(frozen=True)
+class NearTally:
+    """Phase 2b, counted: near-duplicate clusters and what finding them cost."""
+
+    documents: int  # documents with a signature sent to the shards
+    removed: int  # documents removed as near duplicates of a kept one
+    clusters: int
+    cluster_sizes: dict[str, int]  # documents per cluster, binned ("2", "3-4", ...)
+    candidate_edges: int  # document pairs that share a band
+    edges: int  # pairs kept (verified against the threshold when `verify` is on)
+    rounds: int  # label-propagation rounds until no label changed
+    candidate_documents: int  # documents re-read to verify candidates
+    shingle_bytes: int
+    shard_bytes: int  # bucket tables held by the shard actors
+    share_removed: float = 0.0  # of the documents left after exact dedup
+
+
+@dataclass(frozen=True)
+class SourceTokens:
+    """One source's tokenized documents; bins are counts by seeded draw (raypipe.mix)."""
+
+    documents: int
+    tokens: int
+    chars: int
+    token_bins: list[int]
+    doc_bins: list[int]
+
+
+def tokens_by_source(merged: dict) -> dict[str, SourceTokens]:
+    """Phase 3's tokenize tally, read once into fields."""
+    return {name: SourceTokens(**s) for name, s in merged.get("sources", {}).items()}

@@ -57,8 +57,11 @@ def committed(folder: str) -> dict | None:
     return json.loads(storage.read_bytes(marker)) if storage.exists(marker) else None
 
 
-def commit(folder: str, info: dict) -> None:
-    storage.write_atomic(storage.join(folder, MARKER), json.dumps(info).encode())
+def commit(folder: str, info: dict) -> dict:
+    """Mark `folder` complete; return `info` as `committed` will read it back."""
+    data = json.dumps(info).encode()
+    storage.write_atomic(storage.join(folder, MARKER), data)
+    return json.loads(data)
 
 
 def write_part(batch: pa.Table, folder: str, tally: Callable[[pa.Table], dict]) -> pa.Table:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from raypipe import mix
-from raypipe.accounting import CleanTally
+from raypipe.accounting import CleanTally, NearTally, SourceTokens
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
 from raypipe.report.html import render
@@ -40,8 +40,8 @@ class Outcome:
     files: int  # input files read
     cleaned: CleanTally  # phase 1's merged tally
     drops: dict[str, int]  # documents removed by dedup, by reason
-    near: dict | None = None  # near-duplicate clusters, when near dedup ran
-    tokenized: dict | None = None  # tokens per source, when a tokenizer is set
+    near: NearTally | None = None  # when near dedup ran
+    tokenized: dict[str, SourceTokens] | None = None  # when a tokenizer is set
     plan: dict = field(default_factory=dict)  # the mixture plan (raypipe.mix.plan)
     shards: list[dict] = field(default_factory=list)  # published shard entries
 
@@ -77,7 +77,7 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
         "sources": manifest["sources"],
     }
     if run.near is not None:  # cluster sizes and the share of documents removed
-        manifest["near_duplicates"] = report["near_duplicates"] = run.near
+        manifest["near_duplicates"] = report["near_duplicates"] = asdict(run.near)
     manifest["tags"] = report["tags"] = tag_counts(manifest["sources"], mixture)
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)

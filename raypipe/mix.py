@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from raypipe.accounting import SourceTokens
 from raypipe.config import ConfigError, InputConfig, PipelineConfig, build_config
 from raypipe.shuffle import mix64
 
@@ -119,18 +120,18 @@ def copy_keys(uids: np.ndarray, copy_index: np.ndarray, seed: int) -> np.ndarray
         return mix64(mix64(uids, seed) + copy_index.astype(np.uint64), seed)
 
 
-def plan(kept: dict[str, dict], mixture: list[Source]) -> dict[str, tuple[float, int]]:
+def plan(kept: dict[str, SourceTokens], mixture: list[Source]) -> dict[str, tuple[float, int]]:
     """(epochs, extra-copy cut) per source whose documents are not written exactly once."""
-    epochs = plan_epochs({name: s["tokens"] for name, s in kept.items()}, mixture)
+    epochs = plan_epochs({name: s.tokens for name, s in kept.items()}, mixture)
     return {
-        name: (e, extra_copy_bins(kept[name]["token_bins"], e - math.floor(e)))
+        name: (e, extra_copy_bins(kept[name].token_bins, e - math.floor(e)))
         for name, e in epochs.items()
         if e != 1.0 and name in kept
     }
 
 
 def outcome(
-    kept: dict[str, dict], chosen: dict[str, tuple[float, int]], mixture: list[Source]
+    kept: dict[str, SourceTokens], chosen: dict[str, tuple[float, int]], mixture: list[Source]
 ) -> dict[str, dict]:
     """Per source: documents and tokens kept by cleaning, and written by the mixture."""
     targets = {s.name: s.share for s in mixture}
@@ -139,11 +140,11 @@ def outcome(
         epochs, cut = chosen.get(name, (1.0, 0))
         whole = math.floor(epochs)
         rows[name] = {
-            "documents_kept": s["documents"],
-            "tokens_kept": s["tokens"],
-            "documents_out": s["documents"] if whole else sum(s["doc_bins"][:cut]),
-            "documents_written": whole * s["documents"] + sum(s["doc_bins"][:cut]),
-            "tokens_out": whole * s["tokens"] + sum(s["token_bins"][:cut]),
+            "documents_kept": s.documents,
+            "tokens_kept": s.tokens,
+            "documents_out": s.documents if whole else sum(s.doc_bins[:cut]),
+            "documents_written": whole * s.documents + sum(s.doc_bins[:cut]),
+            "tokens_out": whole * s.tokens + sum(s.token_bins[:cut]),
             "target_share": targets.get(name),
         }
     total = sum(r["tokens_out"] for r in rows.values()) or 1

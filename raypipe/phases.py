@@ -149,6 +149,7 @@ def _fits(chain: list[tuple[int, Resources | None]]) -> None:
 
 # -- phase 2: exact duplicates ---------------------------------------------------------
 def deduplicate(clean_dir: str, folder: str, cfg: RayConfig) -> dict:
+    """Exact duplicates among the checkpoint's live documents, listed in `folder`."""
     partitions = 4 * workers(cfg)
     with sort_shuffle():  # a dataset runs with the context it was built in
         keys = read_parquet(
@@ -160,7 +161,7 @@ def deduplicate(clean_dir: str, folder: str, cfg: RayConfig) -> dict:
     drops = keys.groupby("partition", num_partitions=partitions).map_groups(
         exact_duplicates, batch_format="pyarrow"
     )
-    return {"drops": {"exact_duplicate": _checkpointed(drops, folder, _count).get("rows", 0)}}
+    return {"removed": _checkpointed(drops, folder, _count).get("rows", 0)}
 
 
 def _count(batch: pa.Table) -> dict:

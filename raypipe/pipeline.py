@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from raypipe import checkpoint, mix, phases
-from raypipe.accounting import CleanTally
+from raypipe.accounting import CleanTally, NearTally, tokens_by_source
 from raypipe.config import ConfigError, PiiConfig, PipelineConfig, load_config
 from raypipe.dedup.exact import DedupKeys
 from raypipe.dedup.lsh_actors import near_duplicates
@@ -131,34 +131,7 @@ class Pipeline:
                 lambda d: phases.clean(files, self.mixture, cfg, document_stages, d),
             )
         )
-        dedup_dir = folder("dedup") if cfg.dedup.exact.enabled else None
-        drops = (
-            self._phase(
-                "2/3 deduplicate",
-                dedup_dir,
-                lambda d: phases.deduplicate(folder("clean"), d, cfg.ray),
-            )["drops"]
-            if dedup_dir
-            else {}
-        )
-        drop_dirs = {"exact_duplicate": dedup_dir} if dedup_dir and sum(drops.values()) else {}
-        near = None
-        if cfg.dedup.near.enabled:
-            near_dir = folder("near")
-            found = self._phase(
-                "2/3 near duplicates",
-                near_dir,
-                lambda d: near_duplicates(
-                    folder("clean"), drop_dirs.get("exact_duplicate"), d, cfg.dedup.near
-                ),
-            )
-            drops = {**drops, **found["drops"]}
-            if found["drops"]["near_duplicate"]:
-                drop_dirs["near_duplicate"] = near_dir
-            near = found["near"]
-            near["share_removed"] = near["removed"] / max(
-                1, cleaned.kept - drops.get("exact_duplicate", 0)
-            )
+        drops, drop_dirs, near = self._deduplicate(folder, cleaned.kept)
         dropped = sum(drops[reason] for reason in drop_dirs)
         kept = phases.kept_documents(folder("clean"), list(drop_dirs.values()), dropped, cfg.ray)
 
@@ -166,9 +139,9 @@ class Pipeline:
         if loaded is not None:
             tokens_fp = checkpoint.tokens_fingerprint(cfg, clean_fp)
             tokens_dir = checkpoint.phase_dir(out, "tokens", tokens_fp)
-            tokenized = self._phase(
-                "3/3 tokenize", tokens_dir, lambda d: phases.tokenize(kept, cfg, d)
-            )["sources"]
+            tokenized = tokens_by_source(
+                self._phase("3/3 tokenize", tokens_dir, lambda d: phases.tokenize(kept, cfg, d))
+            )
             plan = mix.plan(tokenized, self.mixture)
             outcome = mix.outcome(tokenized, plan, self.mixture)
             n_shards, chunks = phases.layout(cfg, sum(r["tokens_out"] for r in outcome.values()))
@@ -195,6 +168,37 @@ class Pipeline:
         manifest["step_seconds"] = self.step_seconds
         return manifest
 
+    def _deduplicate(self, folder, cleaned: int) -> tuple[dict, dict, NearTally | None]:
+        """Phase 2 over the `cleaned` documents phase 1 kept: documents removed by reason,
+        the folders that list them, and the near-duplicate clusters when that ran."""
+        cfg = self.cfg.dedup
+        drops: dict[str, int] = {}
+        drop_dirs: dict[str, str] = {}
+        if cfg.exact.enabled:
+            exact = self._phase(
+                "2/3 deduplicate",
+                folder("dedup"),
+                lambda d: phases.deduplicate(folder("clean"), d, self.cfg.ray),
+            )
+            drops["exact_duplicate"] = exact["removed"]
+            if drops["exact_duplicate"]:
+                drop_dirs["exact_duplicate"] = folder("dedup")
+        if not cfg.near.enabled:
+            return drops, drop_dirs, None
+        found = self._phase(
+            "2/3 near duplicates",
+            folder("near"),
+            lambda d: near_duplicates(
+                folder("clean"), drop_dirs.get("exact_duplicate"), d, cfg.near
+            ),
+        )
+        left = cleaned - drops.get("exact_duplicate", 0)
+        near = NearTally(**found, share_removed=found["removed"] / max(1, left))
+        drops["near_duplicate"] = near.removed
+        if near.removed:
+            drop_dirs["near_duplicate"] = folder("near")
+        return drops, drop_dirs, near
+
     @contextmanager
     def _clock(self, step: str) -> Iterator[None]:
         started = time.perf_counter()
@@ -202,13 +206,13 @@ class Pipeline:
         self.step_seconds[step] = round(time.perf_counter() - started, 3)
 
     def _phase(self, title: str, folder: str, work) -> dict:
-        """Run a phase unless its checkpoint is committed; return its committed counts."""
+        """Run a phase unless its checkpoint is committed; return its committed counts,
+        as JSON gives them back (a fresh run and a resumed one read the same)."""
         if (counts := checkpoint.committed(folder)) is None:
             self.log(f"phase {title}")
             storage.remove(folder)
             with self._clock(title.split(" ", 1)[1]):  # a resumed phase takes no time
-                counts = work(folder)
-            checkpoint.commit(folder, counts)
+                counts = checkpoint.commit(folder, work(folder))
         return counts
 
     def _committed_run(self, run_fp: str) -> dict | None:

@@ -95,10 +95,7 @@ def _cluster(
     removed = sum(ray.get(removals(pool, _ray_call, "publish", folder)))
     sizes = merge_histograms(ray.get([shard.histogram.remote() for shard in pool]))
     summary = {"documents": documents, "removed": removed, "clusters": sum(sizes.values())}
-    return {
-        "drops": {"near_duplicate": removed},
-        "near": {**summary, **stats, "cluster_sizes": sizes},
-    }
+    return {**summary, **stats, "cluster_sizes": sizes}  # the fields of a NearTally
 
 
 def _lost_a_shard(pool: list) -> bool:
