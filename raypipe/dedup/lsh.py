@@ -1,7 +1,7 @@
 """Near-duplicate clusters: LSH bucket tables and connected components, spread over shards.
 
 This module is the algorithm, without Ray: `LshShard` and the rounds between shards
-(`components`, `removals`), run in one process by `near_duplicates_here`. On Ray each
+(`components`, `keepers`), run in one process by `near_duplicates_here`. On Ray each
 shard is an actor (raypipe.dedup.lsh_actors). Every shard plays two parts:
 
 * bucket table: it owns the band keys that hash to it. Inside a bucket, each member is
@@ -317,28 +317,27 @@ def route(batch: pa.Table, hasher: MinHasher, shards: int) -> list[tuple]:
     return parts
 
 
-# How shards talk: `call(shard, method, n, *args)` runs a method returning n values (a
-# list when n > 1) and `wait(values)` makes them concrete. In one process these are a
-# plain call and the identity; on Ray, an actor call returning object refs and ray.get,
-# so arrays travel shard to shard and the driver only holds references.
-Call = Callable[..., Any]
+# How shards talk: `on(shard, n).method(*args)` calls an LshShard method that returns n
+# values (a list when n > 1) and `wait(values)` makes them concrete. In one process `on`
+# gives the shard itself and `wait` is the identity; on Ray, `on` gives the actor's
+# methods returning n object refs and `wait` is ray.get, so arrays travel shard to shard
+# and the driver only holds references.
+On = Callable[[Any, int], LshShard]
 Wait = Callable[[list], list]
 
 
-def _listen(pool: list, call: Call, wait: Wait) -> None:
+def _listen(pool: list, on: On, wait: Wait) -> None:
     n = len(pool)
-    requests = [call(shard, "requests", n) for shard in pool]
-    wait([call(owner, "listen", 1, *[r[j] for r in requests]) for j, owner in enumerate(pool)])
+    requests = [on(shard, n).requests() for shard in pool]
+    wait([on(owner, 1).listen(*[r[j] for r in requests]) for j, owner in enumerate(pool)])
 
 
-def send_shingles(batch: pa.Table, pool: list, call: Call, wait: Wait, ngram: int) -> int:
+def send_shingles(batch: pa.Table, pool: list, on: On, wait: Wait, ngram: int) -> int:
     """Shingle sets of the batch's documents that end a candidate edge, to their owners."""
     uid = batch["uid"].to_numpy()
     owner = owner_of(uid, len(pool))
     mine = [np.flatnonzero(owner == j) for j in range(len(pool))]
-    wanted = wait(
-        [call(shard, "wants", 1, uid[rows]) for shard, rows in zip(pool, mine, strict=True)]
-    )
+    wanted = wait([on(shard, 1).wants(uid[rows]) for shard, rows in zip(pool, mine, strict=True)])
     picks = [rows[w] for rows, w in zip(mine, wanted, strict=True)]
     if not any(map(len, picks)):
         return 0
@@ -348,47 +347,45 @@ def send_shingles(batch: pa.Table, pool: list, call: Call, wait: Wait, ngram: in
     for shard, rows, owned in zip(pool, picks, np.split(counts, ends[:-1]), strict=True):
         if len(rows):
             size = int(owned.sum())
-            sent.append(call(shard, "add_shingles", 1, uid[rows], owned, flat[at : at + size]))
+            sent.append(on(shard, 1).add_shingles(uid[rows], owned, flat[at : at + size]))
             at += size
     return sum(wait(sent))
 
 
-def components(pool: list, call: Call, wait: Wait, reread: Callable[[], int] | None) -> dict:
+def components(pool: list, on: On, wait: Wait, reread: Callable[[], int] | None) -> dict:
     """Edges from buckets, verified if `reread` sends the candidates' shingle sets to their
     owners (see `send_shingles`) and returns how many, then labels until none changes."""
     n = len(pool)
-    edges = sum(wait([call(shard, "seal", 1) for shard in pool]))
-    _listen(pool, call, wait)
+    edges = sum(wait([on(shard, 1).seal() for shard in pool]))
+    _listen(pool, on, wait)
     verified = edges
     stats = {"candidate_documents": 0, "shingle_bytes": 0}
     if reread is not None and edges:
         stats["candidate_documents"] = reread()
-        stats["shingle_bytes"] = sum(wait([call(shard, "footprint", 1) for shard in pool]))
-        shingles = [call(owner, "shingles_for", n) for owner in pool]
-        checks = [call(s, "verify", 1, *[sh[i] for sh in shingles]) for i, s in enumerate(pool)]
+        stats["shingle_bytes"] = sum(wait([on(shard, 1).footprint() for shard in pool]))
+        shingles = [on(owner, n).shingles_for() for owner in pool]
+        checks = [on(s, 1).verify(*[sh[i] for sh in shingles]) for i, s in enumerate(pool)]
         verified = sum(wait(checks))
-        _listen(pool, call, wait)
+        _listen(pool, on, wait)
     rounds, changed = 0, 1
     while changed:
         rounds += 1
-        labels = [call(owner, "labels_for", n) for owner in pool]
+        labels = [on(owner, n).labels_for() for owner in pool]
         proposals = [
-            call(shard, "propose", n, *[label[i] for label in labels])
-            for i, shard in enumerate(pool)
+            on(shard, n).propose(*[label[i] for label in labels]) for i, shard in enumerate(pool)
         ]
-        updates = [
-            call(owner, "update", 1, *[p[j] for p in proposals]) for j, owner in enumerate(pool)
-        ]
+        updates = [on(owner, 1).update(*[p[j] for p in proposals]) for j, owner in enumerate(pool)]
         changed = sum(wait(updates))
     return {"candidate_edges": edges, "edges": verified, "rounds": rounds, **stats}
 
 
-def removals(pool: list, call: Call, finish: str, *args: Any) -> list:
-    """Each shard's `finish(*args, keeper ids)`: the removed documents with their keeper's id."""
+def keepers(pool: list, on: On) -> list[list]:
+    """For each shard, the keeper ids its removed documents name (one array per owner),
+    as `LshShard.removed` takes them."""
     n = len(pool)
-    wanted = [call(owner, "keepers_wanted", n) for owner in pool]
-    ids = [call(o, "keeper_ids", n, *[w[k] for w in wanted]) for k, o in enumerate(pool)]
-    return [call(o, finish, 1, *args, *[i[j] for i in ids]) for j, o in enumerate(pool)]
+    wanted = [on(owner, n).keepers_wanted() for owner in pool]
+    ids = [on(o, n).keeper_ids(*[w[k] for w in wanted]) for k, o in enumerate(pool)]
+    return [[i[j] for i in ids] for j in range(n)]
 
 
 def merge_histograms(histograms: Iterable[dict[str, int]]) -> dict[str, int]:
@@ -421,18 +418,19 @@ def near_duplicates_here(
         for j, shard in enumerate(pool):
             shard.exclude(excluded[owner == j])
 
-    def call(shard: LshShard, method: str, n: int, *args: Any) -> Any:
-        return getattr(shard, method)(*args)
+    def on(shard: LshShard, n: int) -> LshShard:
+        return shard
 
     def reread() -> int:
-        return sum(send_shingles(batch, pool, call, same, cfg.ngram) for batch in batches)
+        return sum(send_shingles(batch, pool, on, same, cfg.ngram) for batch in batches)
 
     def same(values: list) -> list:
         return values
 
     held = sum(shard.footprint() for shard in pool)
-    stats = components(pool, call, same, reread if cfg.verify else None)
+    stats = components(pool, on, same, reread if cfg.verify else None)
     stats["shard_bytes"] = held
-    removed = pa.concat_tables(removals(pool, call, "removed"))
+    ids = keepers(pool, on)
+    removed = pa.concat_tables([s.removed(*mine) for s, mine in zip(pool, ids, strict=True)])
     stats["cluster_sizes"] = merge_histograms(shard.histogram() for shard in pool)
     return removed.sort_by("uid"), stats

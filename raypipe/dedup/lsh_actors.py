@@ -5,7 +5,7 @@ lost actor reruns the phase from the clean checkpoint."""
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,9 +16,9 @@ from raypipe.config import NearDedupConfig
 from raypipe.dedup.lsh import (
     LshShard,
     components,
+    keepers,
     merge_histograms,
     owner_of,
-    removals,
     route,
     send_shingles,
 )
@@ -52,7 +52,7 @@ def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
 
 
 def _send_shingles(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
-    return pa.table({"documents": [send_shingles(batch, pool, _ray_call, ray.get, cfg.ngram)]})
+    return pa.table({"documents": [send_shingles(batch, pool, _on, ray.get, cfg.ngram)]})
 
 
 def _exclude(batch: pa.Table, pool: list) -> pa.Table:
@@ -67,8 +67,18 @@ def _total(counts: ray.data.Dataset) -> int:
     return sum(row["documents"] for row in counts.iter_rows())
 
 
-def _ray_call(actor: Any, method: str, n: int, *args: Any) -> Any:
-    return getattr(actor, method).options(num_returns=n).remote(*args)
+class _Returning:
+    """An actor's methods, each called remotely for n object refs (the `on` of lsh.py)."""
+
+    def __init__(self, actor: Any, n: int):
+        self.actor, self.n = actor, n
+
+    def __getattr__(self, method: str) -> Any:
+        return getattr(self.actor, method).options(num_returns=self.n).remote
+
+
+def _on(actor: Any, n: int) -> LshShard:
+    return cast(LshShard, _Returning(actor, n))
 
 
 def _cluster(
@@ -90,9 +100,10 @@ def _cluster(
         kwargs = {"pool": pool, "cfg": cfg}
         return _total(texts.map_batches(_send_shingles, fn_kwargs=kwargs, batch_format="pyarrow"))
 
-    stats = components(pool, _ray_call, ray.get, reread if cfg.verify else None)
+    stats = components(pool, _on, ray.get, reread if cfg.verify else None)
     stats["shard_bytes"] = held
-    removed = sum(ray.get(removals(pool, _ray_call, "publish", folder)))
+    ids = keepers(pool, _on)
+    removed = sum(ray.get([s.publish.remote(folder, *i) for s, i in zip(pool, ids, strict=True)]))
     sizes = merge_histograms(ray.get([shard.histogram.remote() for shard in pool]))
     summary = {"documents": documents, "removed": removed, "clusters": sum(sizes.values())}
     return {**summary, **stats, "cluster_sizes": sizes}  # the fields of a NearTally
