@@ -201,7 +201,8 @@ class MdsShard(PackedShard):
             "attention_mask": "uint8",
         }
         names = sorted(dtypes)  # Streaming stores columns in name order
-        self.columns = {
+        # The shard-file header Streaming writes, and the index entry each file repeats.
+        self.file_config = {
             "column_names": names,
             "column_encodings": [f"ndarray:{dtypes[n]}:{self.seq_len}" for n in names],
             "column_sizes": [self.seq_len * np.dtype(dtypes[n]).itemsize for n in names],
@@ -211,8 +212,8 @@ class MdsShard(PackedShard):
             "size_limit": MDS_FILE_BYTES,
             "version": 2,
         }
-        self.config = json.dumps(self.columns, sort_keys=True).encode()
-        self.sample_bytes = sum(self.columns["column_sizes"])
+        self.config = json.dumps(self.file_config, sort_keys=True).encode()
+        self.sample_bytes = sum(self.file_config["column_sizes"])
         self.per_file = max(1, (MDS_FILE_BYTES - 8 - len(self.config)) // (self.sample_bytes + 4))
         self.pending: list[np.ndarray] = []  # [samples, sample_bytes] blocks, < per_file in all
         self.files: list[dict] = []
@@ -222,7 +223,7 @@ class MdsShard(PackedShard):
         if not len(packed.tokens):
             return
         named = training_columns(packed, self.rows)
-        rows = [np.ascontiguousarray(named[n]) for n in self.columns["column_names"]]
+        rows = [np.ascontiguousarray(named[n]) for n in self.file_config["column_names"]]
         self.pending.append(np.hstack([c.view(np.uint8).reshape(len(c), -1) for c in rows]))
         if sum(map(len, self.pending)) >= self.per_file:
             samples = np.concatenate(self.pending)
@@ -245,7 +246,7 @@ class MdsShard(PackedShard):
         self.sha256.update(data)
         raw = {"basename": basename, "bytes": len(data), "hashes": {}}
         self.files.append(
-            {**self.columns, "samples": len(samples), "raw_data": raw, "zip_data": None}
+            {**self.file_config, "samples": len(samples), "raw_data": raw, "zip_data": None}
         )
 
     def seal(self, segments: np.ndarray) -> str:
