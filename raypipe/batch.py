@@ -96,6 +96,19 @@ def rebatch(batches: Iterable[pa.Table], rows: int) -> Iterator[pa.Table]:
         yield pa.concat_tables(held, promote_options="default")
 
 
+def repeat_rows(table: pa.Table, counts: np.ndarray) -> pa.Table:
+    """Each row `counts` times, in order, taken chunk by chunk: a take over the whole
+    table first concatenates its chunks (a few times the table's bytes at once)."""
+    if (counts == 1).all():
+        return table
+    parts, at = [], 0
+    for chunk in table.to_batches():
+        rows = np.repeat(np.arange(chunk.num_rows), counts[at : at + chunk.num_rows])
+        parts.append(chunk.take(pa.array(rows, pa.int64())))
+        at += chunk.num_rows
+    return pa.Table.from_batches(parts, table.schema)
+
+
 def set_column(batch: pa.Table, name: str, values: pa.Array | pa.ChunkedArray) -> pa.Table:
     """Add a column or replace it in place."""
     index = batch.schema.get_field_index(name)

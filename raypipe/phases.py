@@ -20,7 +20,7 @@ import ray.data
 
 from raypipe import checkpoint, mix
 from raypipe.accounting import merge_tallies, tally_block
-from raypipe.batch import alive
+from raypipe.batch import alive, repeat_rows
 from raypipe.boundary import boundary_table
 from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
 from raypipe.dedup.exact import exact_duplicates, hash_words
@@ -333,7 +333,7 @@ def _expand_copies(batch: pa.Table, plan: dict, shards: int, seed: int) -> pa.Ta
     rows = np.repeat(np.arange(batch.num_rows), counts)
     copy_index = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
     keys = mix.copy_keys(batch["uid"].to_numpy()[rows], copy_index, seed)
-    batch = batch.take(pa.array(rows, pa.int64()))
+    batch = repeat_rows(batch, counts)
     batch = batch.append_column("group", pa.array(shard_of(keys, shards, seed)))
     return batch.append_column("order", pa.array(order_key(keys, seed)))
 

@@ -15,6 +15,11 @@ from ray.data.context import ShuffleStrategy
 from raypipe.config import ConfigError, RayConfig, StorageConfig
 
 REACH_SECONDS = 15  # a cluster address that does not answer within this is an error
+# Arrow's allocator in every worker, unless the environment names one. pyarrow's default,
+# mimalloc, keeps the pages a task freed: a worker that once took a 27 MB batch held
+# ~180 MB more after it; jemalloc hands them back, and a whole run's peak falls with it
+# (BENCHMARKS.md, memory).
+ARROW_POOL = {"ARROW_DEFAULT_MEMORY_POOL": os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")}
 
 
 def use_storage(cfg: StorageConfig) -> dict[str, str]:
@@ -32,7 +37,8 @@ def connect(cfg: RayConfig, storage: StorageConfig) -> None:
     inherits this process's); credentials are never forwarded: workers take them from
     their own environment or instance role.
     """
-    env = use_storage(storage)
+    env = {**use_storage(storage), **ARROW_POOL}
+    os.environ.update(ARROW_POOL)  # a local Ray's workers inherit this process's environment
     _tune_data_context()
     if ray.is_initialized():
         return
@@ -44,7 +50,7 @@ def connect(cfg: RayConfig, storage: StorageConfig) -> None:
     quiet = {"logging_level": logging.WARNING, "log_to_driver": True}
     if address:
         _reachable(address)
-        ray.init(address=address, runtime_env={"env_vars": env} if env else None, **quiet)
+        ray.init(address=address, runtime_env={"env_vars": env}, **quiet)
     else:
         # address="local" always starts a fresh instance, whatever a stale
         # /tmp/ray/ray_current_cluster says.

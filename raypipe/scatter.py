@@ -50,7 +50,9 @@ def write_cells(copies: pa.Table, folder: str, name: str, chunks: int) -> int:
     ends = [*starts[1:], len(cells)]
     schema = table.schema.with_metadata({CELLS_KEY: json.dumps(cells[starts].tolist())})
     spool = storage.Spool(storage.join(folder, name))  # streamed out, not built in memory
-    with pq.ParquetWriter(spool.file, schema, compression="zstd") as writer:
+    # No dictionary: token ids have too many values for one to pay, and building it first
+    # holds a hash table beside each row group.
+    with pq.ParquetWriter(spool.file, schema, compression="zstd", use_dictionary=False) as writer:
         for start, end in zip(starts, ends, strict=True):
             writer.write_table(table.slice(start, end - start), row_group_size=end - start)
     spool.publish()

@@ -82,6 +82,9 @@ def local_ray(s3_server):
     """One real local Ray for the whole session (2 CPUs, no dashboard)."""
     import ray
 
+    from raypipe.runtime import ARROW_POOL
+
+    os.environ.update(ARROW_POOL)  # the workers allocate as a run's do (raypipe.runtime)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()

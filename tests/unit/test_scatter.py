@@ -4,6 +4,7 @@ sorted by order key, whatever task wrote which document, and no chunk holds it a
 import numpy as np
 import pyarrow as pa
 
+from raypipe.batch import repeat_rows
 from raypipe.scatter import Gather, chunk_of, write_cells
 from raypipe.shuffle import order_key, shard_of
 
@@ -48,3 +49,17 @@ def test_a_shard_gathered_chunk_by_chunk_is_the_shard_sorted_by_order(tmp_path):
 def test_a_shard_with_no_document_gathers_nothing(tmp_path):
     write_cells(copies(np.arange(5), 1), str(tmp_path), "cells-0.parquet", 2)
     assert list(Gather(str(tmp_path), 4, 2)) == []
+
+
+def test_repeat_rows_copies_each_row_its_count_in_order_across_chunks():
+    chunked = pa.concat_tables(
+        [
+            pa.table({"uid": [0, 1], "tokens": [[1], [2, 3]]}),
+            pa.table({"uid": [2], "tokens": [[4]]}),
+        ]
+    )
+    counts = np.array([2, 0, 3])
+    repeated = repeat_rows(chunked, counts)
+    assert repeated.equals(chunked.take(pa.array([0, 0, 2, 2, 2])))
+    assert repeat_rows(chunked, np.ones(3, np.int64)) is chunked  # once each: no copy
+    assert repeat_rows(chunked, np.zeros(3, np.int64)).num_rows == 0
