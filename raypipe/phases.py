@@ -145,6 +145,13 @@ def _fits(chain: list[tuple[int, Resources | None]]) -> None:
             f"{needed:g} CPUs at once, but the cluster has {cluster_cpus()}; place your stages "
             "next to each other (the same `after`), lower their resources.num_cpus, or add CPUs"
         )
+    # A pool asking for GPUs a CPU-only cluster lacks would wait for them forever.
+    gpus = max((r.num_gpus for _, r in chain if r is not None), default=0)
+    if gpus > (have := ray.cluster_resources().get("GPU", 0)):
+        raise ConfigError(
+            f"stages: a stage declares resources.num_gpus={gpus:g}, but the cluster has "
+            f"{have:g} GPUs; run it on a cluster with GPU nodes, or set num_gpus to 0"
+        )
 
 
 # -- phase 2: exact duplicates ---------------------------------------------------------

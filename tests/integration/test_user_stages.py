@@ -36,3 +36,12 @@ def test_pools_that_cannot_all_hold_an_actor_are_a_config_error(local_ray, mini_
     stage["resources"] = {"num_cpus": 1}  # its own pool beside the built-ins: 3 CPUs on 2
     with pytest.raises(ConfigError, match="2 actor pools and a reader holding 3 CPUs"):
         run(corpus, tmp_path / "out", stages=[stage])
+
+
+def test_a_gpu_stage_on_a_cluster_without_gpus_is_a_config_error(local_ray, mini_corpus, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in inputs(mini_corpus)))
+    stage = {"use": "examples.filters.no_tables:NoTables", "after": "pii"}
+    stage["resources"] = {"num_cpus": 0, "num_gpus": 1}
+    with pytest.raises(ConfigError, match="num_gpus=1, but the cluster has 0 GPUs"):
+        run(corpus, tmp_path / "out", stages=[stage])
