@@ -89,6 +89,18 @@ def _tune_data_context() -> None:
     # Data's reservation would hold back a share of the CPUs for the merges, and the work
     # would run one task at a time on 2 CPUs. Backpressure still bounds what is in flight.
     context.op_resource_reservation_enabled = False
+    # Ray Data shortens a long chain's bar name on purpose, and says so as a WARNING once
+    # per run: the shortened name is what is wanted, the line is noise in a job's log.
+    logging.getLogger("ray.data._internal.progress.utils").setLevel(logging.ERROR)
+    logging.getLogger("ray.data.dataset").addFilter(_not_the_idle_cpu_alarm)
+
+
+def _not_the_idle_cpu_alarm(record: logging.LogRecord) -> bool:
+    """Ray Data warns that a job "will hang" when the cluster shows no free CPU as a plan
+    starts. Between two phases it always does for a moment: the last phase's tasks have
+    ended but the cluster's resource view has not caught up, and the run goes on. Pools
+    that could never fit are refused before any work (`phases._fits`)."""
+    return "does not have any available CPUs" not in record.getMessage()
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 RAYPIPE = [str(Path(sys.executable).with_name("raypipe"))]
+RAY_NOISE = r"\t(WARNING|ERROR) | [WE] \d+ \d+\] "
 
 
 def raypipe(*args, cwd=None):
@@ -74,6 +75,9 @@ def test_run_prints_summary_and_paths(tmp_path, mini_corpus):
     assert "documents in" in done.stderr and "exact_duplicate" in done.stderr
     assert "  tokenize" in done.stderr and "  pack" in done.stderr  # each step's time
     assert "Parquet dataset sampling" not in done.stderr  # a bar per checkpoint read
+    # No Ray warning or error line in a normal run (Python logging's and the core's glog form)
+    noise = [line for line in done.stderr.splitlines() if re.search(RAY_NOISE, line)]
+    assert not noise, noise
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["seq_len"] == 512
     assert f"report:   {out}/report.html" in done.stdout
