@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -168,7 +168,9 @@ class Pipeline:
         manifest["step_seconds"] = self.step_seconds
         return manifest
 
-    def _deduplicate(self, folder, cleaned: int) -> tuple[dict, dict, NearTally | None]:
+    def _deduplicate(
+        self, folder: Callable[[str], str], cleaned: int
+    ) -> tuple[dict[str, int], dict[str, str], NearTally | None]:
         """Phase 2 over the `cleaned` documents phase 1 kept: documents removed by reason,
         the folders that list them, and the near-duplicate clusters when that ran."""
         cfg = self.cfg.dedup
