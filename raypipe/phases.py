@@ -17,8 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import ray.data
+from ray.data import read_parquet
 
-from raypipe import checkpoint, mix
+from raypipe import checkpoint, mix, progress
 from raypipe.accounting import merge_tallies, tally_block
 from raypipe.batch import alive, repeat_rows
 from raypipe.boundary import boundary_table
@@ -26,7 +27,7 @@ from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
 from raypipe.pack import Packing
-from raypipe.runtime import actor_pool, cluster_cpus, read_parquet, sort_shuffle, workers
+from raypipe.runtime import actor_pool, cluster_cpus, sort_shuffle, workers
 from raypipe.scatter import chunks_per_shard, write_cells
 from raypipe.shards import committed_entries
 from raypipe.shuffle import order_key, shard_of
@@ -177,6 +178,7 @@ def _count(batch: pa.Table) -> dict:
 
 def _partition_by_hash(batch: pa.Table, partitions: int) -> pa.Table:
     batch = _alive_rows(batch).drop_columns(["reason"])
+    progress.add(documents=batch.num_rows)
     words = hash_words(batch["text_hash"])
     return batch.append_column("partition", pa.array(words[:, 0] % np.uint64(partitions)))
 
@@ -274,6 +276,7 @@ def _scatter_batch(
     batch: pa.Table, folder: str, plan: dict, shards: int, chunks: int, seed: int
 ) -> pa.Table:
     copies = _expand_copies(batch, plan, shards, seed)
+    progress.add(documents=batch.num_rows)
     cells = 0
     if copies.num_rows:
         # Named after the batch's first document: a retried task rewrites its own file.
@@ -357,6 +360,7 @@ def write_documents(docs: ray.data.Dataset, cfg: PipelineConfig) -> None:
 
 
 def _public_columns(batch: pa.Table) -> pa.Table:
+    progress.add(documents=batch.num_rows)
     return batch.drop_columns([c for c in INTERNAL_COLUMNS if c in batch.column_names])
 
 

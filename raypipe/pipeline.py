@@ -31,6 +31,7 @@ from raypipe.dedup.minhash import Signatures
 from raypipe.io import storage
 from raypipe.io.readers import read_file
 from raypipe.manifest import Outcome, build_manifest
+from raypipe.progress import Goal, watching
 from raypipe.runtime import connect, use_storage
 from raypipe.stages import Stage
 from raypipe.stages.content import Content, lists_in_use
@@ -129,6 +130,7 @@ class Pipeline:
                 "1/3 read and clean",
                 folder("clean"),
                 lambda d: phases.clean(files, self.mixture, cfg, document_stages, d),
+                Goal("bytes", sum(f.size for f in files)),
             )
         )
         drops, drop_dirs, near = self._deduplicate(folder, cleaned.kept)
@@ -140,7 +142,12 @@ class Pipeline:
             tokens_fp = checkpoint.tokens_fingerprint(cfg, clean_fp)
             tokens_dir = checkpoint.phase_dir(out, "tokens", tokens_fp)
             tokenized = tokens_by_source(
-                self._phase("3/3 tokenize", tokens_dir, lambda d: phases.tokenize(kept, cfg, d))
+                self._phase(
+                    "3/3 tokenize",
+                    tokens_dir,
+                    lambda d: phases.tokenize(kept, cfg, d),
+                    Goal("documents", cleaned.kept - dropped),
+                )
             )
             plan = mix.plan(tokenized, self.mixture)
             outcome = mix.outcome(tokenized, plan, self.mixture)
@@ -150,13 +157,15 @@ class Pipeline:
                 "3/3 scatter copies to shards",
                 cells_dir,
                 lambda d: phases.scatter(cfg, tokens_dir, plan, n_shards, chunks, d),
+                Goal("documents", cleaned.kept - dropped),
             )
-            self.log("3/3 pack and write shards")
-            with self._clock("pack"):
+            self.log("phase 3/3 pack and write shards")
+            with self._clock("pack"), watching("pack", Goal("shards", n_shards), self.log):
                 shards = phases.pack(cfg, cells_dir, n_shards, chunks, loaded, run_fp)
         else:
-            self.log("3/3 write cleaned documents")
-            with self._clock("write documents"):
+            self.log("phase 3/3 write cleaned documents")
+            goal = Goal("documents", cleaned.kept - dropped)
+            with self._clock("write documents"), watching("write documents", goal, self.log):
                 phases.write_documents(kept, cfg)
         with self._clock("rejects ledger"):
             phases.write_ledger(out, folder("clean"), drop_dirs, tokens_dir, plan, cfg.seed)
@@ -181,6 +190,7 @@ class Pipeline:
                 "2/3 deduplicate",
                 folder("dedup"),
                 lambda d: phases.deduplicate(folder("clean"), d, self.cfg.ray),
+                Goal("documents", cleaned),
             )
             drops["exact_duplicate"] = exact["removed"]
             if drops["exact_duplicate"]:
@@ -193,6 +203,7 @@ class Pipeline:
             lambda d: near_duplicates(
                 folder("clean"), drop_dirs.get("exact_duplicate"), d, cfg.near
             ),
+            Goal("documents", cleaned),
         )
         left = cleaned - drops.get("exact_duplicate", 0)
         near = NearTally(**found, share_removed=found["removed"] / max(1, left))
@@ -207,13 +218,15 @@ class Pipeline:
         yield
         self.step_seconds[step] = round(time.perf_counter() - started, 3)
 
-    def _phase(self, title: str, folder: str, work) -> dict:
-        """Run a phase unless its checkpoint is committed; return its committed counts,
-        as JSON gives them back (a fresh run and a resumed one read the same)."""
+    def _phase(self, title: str, folder: str, work, goal: Goal) -> dict:
+        """Run a phase unless its checkpoint is committed, showing its progress towards
+        `goal`; return its committed counts, as JSON gives them back (a fresh run and a
+        resumed one read the same)."""
         if (counts := checkpoint.committed(folder)) is None:
             self.log(f"phase {title}")
             storage.remove(folder)
-            with self._clock(title.split(" ", 1)[1]):  # a resumed phase takes no time
+            step = title.split(" ", 1)[1]
+            with self._clock(step), watching(step, goal, self.log):  # resumed: no time
                 counts = checkpoint.commit(folder, work(folder))
         return counts
 

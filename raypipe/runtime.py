@@ -1,4 +1,4 @@
-"""Joining or starting Ray, quietly: users see progress bars and the summary, not logs."""
+"""Joining or starting Ray, quietly: users see the phases' progress and the summary, not logs."""
 
 from __future__ import annotations
 
@@ -55,10 +55,9 @@ def connect(cfg: RayConfig, storage: StorageConfig) -> None:
         # address="local" always starts a fresh instance, whatever a stale
         # /tmp/ray/ray_current_cluster says.
         ray.init(address="local", num_cpus=cfg.num_cpus, include_dashboard=False, **quiet)
-    if not os.isatty(2):
-        # Without a terminal Ray Data logs its progress bars as INFO lines: keep job logs
-        # readable (phases and the summary still print).
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
+    # Ray Data's INFO lines (plan estimates, "execution finished") bury the phases' own
+    # progress (raypipe.progress), on a terminal and in a job's log alike.
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
 def _reachable(address: str) -> None:
@@ -78,7 +77,10 @@ def _reachable(address: str) -> None:
 
 def _tune_data_context() -> None:
     context = DataContext.get_current()
-    context.enable_progress_bars = True
+    # A phase is several Ray Data plans (reads of checkpoints, merges of tallies): their
+    # operator bars say less than one line per phase in documents, MB and rejects.
+    context.enable_progress_bars = False
+    logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "disabled"
     context.print_on_execution_start = False
     context.enable_auto_log_stats = False
     # Ray 2.60's new read path spends ~1.5 s per read in a file-listing task, even on one
@@ -89,9 +91,6 @@ def _tune_data_context() -> None:
     # Data's reservation would hold back a share of the CPUs for the merges, and the work
     # would run one task at a time on 2 CPUs. Backpressure still bounds what is in flight.
     context.op_resource_reservation_enabled = False
-    # Ray Data shortens a long chain's bar name on purpose, and says so as a WARNING once
-    # per run: the shortened name is what is wanted, the line is noise in a job's log.
-    logging.getLogger("ray.data._internal.progress.utils").setLevel(logging.ERROR)
     logging.getLogger("ray.data.dataset").addFilter(_not_the_idle_cpu_alarm)
 
 
@@ -117,23 +116,6 @@ def sort_shuffle() -> Iterator[None]:
         yield
     finally:
         context.shuffle_strategy = before
-
-
-def read_parquet(paths: str | list[str], **kwargs) -> ray.data.Dataset:
-    """`ray.data.read_parquet` without its "Parquet dataset sampling" bar.
-
-    The datasource samples files when it is built, with a bar of its own; a run reads its
-    checkpoints about ten times, and those bars would bury the phases' progress. The
-    dataset itself keeps the bars of its execution.
-    """
-    context = DataContext.get_current()
-    shown, context.enable_progress_bars = context.enable_progress_bars, False
-    try:
-        dataset = ray.data.read_parquet(paths, **kwargs)
-    finally:
-        context.enable_progress_bars = shown
-    dataset.context.enable_progress_bars = shown
-    return dataset
 
 
 def cluster_cpus() -> int:

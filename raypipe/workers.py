@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from raypipe import checkpoint
+from raypipe import checkpoint, progress
 from raypipe.accounting import merge
 from raypipe.batch import alive, in_slices, rebatch, set_column
 from raypipe.config import InputConfig, PipelineConfig
@@ -81,9 +81,12 @@ def _count_rejects(stage: str, reasons: pa.Array) -> None:
 
 def _read_counted(file: InputFile, index: int, batch_docs: int) -> Iterable[pa.Table]:
     for batch in read_file(file.uri, index, file.input, batch_docs):
-        _count_rejects("read", pc.drop_null(batch["reason"]))
+        rejects = pc.drop_null(batch["reason"])
+        _count_rejects("read", rejects)
+        progress.add(documents=batch.num_rows, rejected=len(rejects))
         yield batch
     count("raypipe_bytes_read", file.size, source=file.input.source or "input")
+    progress.add(bytes=file.size)
 
 
 def reused(key: str, build: Callable[[], Callable]) -> Callable:
@@ -126,6 +129,7 @@ def tokenize_block(
 ) -> pa.Table:
     """Token ids of a block of documents, `batch_size` documents per tokenizer call."""
     tokenize = reused(key, partial(Tokenize, spec, eos_token))
+    progress.add(documents=batch.num_rows)
     starts = range(0, max(1, batch.num_rows), batch_size)
     return pa.concat_tables([tokenize(batch.slice(start, batch_size)) for start in starts])
 
@@ -139,6 +143,7 @@ def publish_shard(batch: pa.Table, cells: str, chunks: int, **options) -> pa.Tab
         if entry is not None:
             count("raypipe_tokens_written", entry["tokens"])
             count("raypipe_shards_written", 1)
+            progress.add(shards=1)
             entries.append(json.dumps(entry))
     return pa.table({"entry": pa.array(entries, pa.string())})
 
@@ -164,10 +169,9 @@ class StageChain:
             after = alive(batch)
             count("raypipe_documents_in", int(before.sum()), stage=stage.name)
             count("raypipe_documents_out", int(after.sum()), stage=stage.name)
-            for reason, n in Counter(
-                batch["reason"].filter(pa.array(before & ~after)).to_pylist()
-            ).items():
-                count("raypipe_rejects", n, stage=stage.name, reason=reason)
+            rejects = batch["reason"].filter(pa.array(before & ~after))
+            _count_rejects(stage.name, rejects)
+            progress.add(rejected=len(rejects))
         return batch
 
     def __call__(self, batch: pa.Table) -> pa.Table:

@@ -11,7 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
 import ray.data
+from ray.data import read_parquet
 
+from raypipe import progress
 from raypipe.config import NearDedupConfig
 from raypipe.dedup.lsh import (
     LshShard,
@@ -24,7 +26,7 @@ from raypipe.dedup.lsh import (
 )
 from raypipe.dedup.minhash import MinHasher
 from raypipe.io import storage
-from raypipe.runtime import cluster_cpus, read_parquet
+from raypipe.runtime import cluster_cpus
 
 ATTEMPTS = 3  # a lost shard actor costs a rerun of the phase from the checkpoint
 
@@ -47,8 +49,9 @@ class ShardActor(LshShard):
 
 def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
     parts = route(batch, MinHasher.of(cfg), len(pool))
-    added = ray.get([shard.add.remote(*part) for shard, part in zip(pool, parts, strict=True)])
-    return pa.table({"documents": [sum(added)]})
+    added = sum(ray.get([shard.add.remote(*p) for shard, p in zip(pool, parts, strict=True)]))
+    progress.add(documents=added)
+    return pa.table({"documents": [added]})
 
 
 def _send_shingles(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -75,6 +76,8 @@ def test_run_prints_summary_and_paths(tmp_path, mini_corpus):
     assert "documents in" in done.stderr and "exact_duplicate" in done.stderr
     assert "  tokenize" in done.stderr and "  pack" in done.stderr  # each step's time
     assert "Parquet dataset sampling" not in done.stderr  # a bar per checkpoint read
+    # Without a terminal each phase ends with one line of what it did (and logs one a minute).
+    assert re.search(r"\nread and clean: \d+ documents, [\d.]+/[\d.]+ MB, ", done.stderr)
     # No Ray warning or error line in a normal run (Python logging's and the core's glog form)
     noise = [line for line in done.stderr.splitlines() if re.search(RAY_NOISE, line)]
     assert not noise, noise
@@ -165,3 +168,49 @@ def test_a_named_recipe_runs_a_crawl_end_to_end(tmp_path):
     wrong = raypipe("run", str(config), "--recipe", "finweb")
     assert wrong.returncode == 2 and "unknown recipe 'finweb'" in wrong.stderr
     assert "Traceback" not in wrong.stderr
+
+
+@pytest.mark.ray
+def test_the_demo_on_a_terminal_shows_live_phase_progress_and_no_ray_logs(tmp_path):
+    """What a user sees running the quick start in a terminal."""
+    parent, child = pty.openpty()
+    out = tmp_path / "demo"
+    run = subprocess.Popen(
+        [*RAYPIPE, "run", "examples/demo.yaml", "--set", f"output.path={out}"],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "RAY_ADDRESS": "", "COLUMNS": "120"},
+    )
+    os.close(child)
+    seen = b""
+    while chunk := _read(parent):
+        seen += chunk
+    assert run.wait(timeout=600) == 0, seen.decode()[-3000:]
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode())
+    lines = [line.strip() for line in re.split(r"[\r\n]+", screen) if line.strip()]
+    phases = [line for line in lines if line.startswith("phase ")]
+    assert phases == [
+        "phase 1/3 read and clean",
+        "phase 2/3 deduplicate",
+        "phase 2/3 near duplicates",
+        "phase 3/3 tokenize",
+        "phase 3/3 scatter copies to shards",
+        "phase 3/3 pack and write shards",
+    ]
+    redrawn = {line for line in lines if line.startswith("read and clean: ")}
+    assert len(redrawn) >= 3, redrawn  # the line changed as the phase went on
+    assert re.search(
+        r"read and clean: 514 documents, 0\.9/0\.9 MB, [\d,]+ docs/s, \d+ rejected", screen
+    )
+    assert "pack: 2/2 shards" in lines
+    assert not [line for line in lines if re.search(r"\b(INFO|WARNING|ERROR)\b", line)], lines
+    assert f"shards:   {out}/shards/" in lines and "documents in" in screen
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the child closed the terminal
+        return b""
