@@ -1,13 +1,18 @@
 """`raypipe sft clean --ray`: the same verdicts as `judge`, for sets too large for one core.
 
-Workers parse, validate and apply the rules to batches of lines and compute each kept
-example's exact key and MinHash signature (and, with semantic dedup, its embedding, in a
-pool of actors that load the model once). The driver then clusters only those small
-per-example values, so it never holds the examples' text, and streams the verdicts out.
+The driver cuts the file into byte ranges at line ends (reading it once, a range at a
+time). Workers read their ranges, parse, validate and apply the rules, and compute each
+kept example's exact key and MinHash signature (and, with semantic dedup, its embedding,
+in a pool of actors that load the model once). The driver then clusters only those
+fixed-size values (16 bytes and `num_perm` x 4 bytes per example), and writes the
+verdicts out in line order a batch at a time: it never holds the examples' text. Workers
+read SOURCE by its path: on a cluster of several nodes it must be on storage every node
+sees.
 """
 
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -20,9 +25,9 @@ from raypipe.sft import dedup
 from raypipe.sft.clean import Verdict, examine, mark, reject_row
 from raypipe.sft.config import SftConfig
 from raypipe.sft.rules import Rules
-from raypipe.sft.schema import read_lines
+from raypipe.sft.schema import numbered
 
-BATCH_LINES = 4_096
+RANGE_BYTES = 8 << 20  # what one task reads and judges
 
 
 def judge_batch(batch: pa.Table, cfg: SftConfig) -> pa.Table:
@@ -37,8 +42,8 @@ def judge_batch(batch: pa.Table, cfg: SftConfig) -> pa.Table:
     sigs = dedup.signatures(texts, near.num_perm, near.shingle_words)
     columns = {
         "reason": pa.array([v.reason for v in verdicts], pa.string()),
-        "problems": pa.array([json.dumps(v.problems) for v in verdicts]),
-        "example": pa.array(texts),
+        "problems": pa.array([json.dumps(v.problems) for v in verdicts], pa.string()),
+        "example": pa.array(texts, pa.string()),
         "key": pa.array(dedup.exact_keys(texts), pa.binary(16)),
         "signature": pa.FixedSizeListArray.from_arrays(sigs.ravel(), near.num_perm),
     }
@@ -61,38 +66,55 @@ class EmbedBatch:
         return batch.select(["line"]).append_column("vector", flat)
 
 
-def _chunks(source: Path) -> list[pa.Table]:
-    lines, texts, chunks = [], [], []
-    for line, text in read_lines(source):
-        lines.append(line)
-        texts.append(text)
-        if len(lines) == BATCH_LINES:
-            chunks.append(pa.table({"line": lines, "text": texts}))
-            lines, texts = [], []
-    if lines:
-        chunks.append(pa.table({"line": lines, "text": texts}))
-    return chunks
+def ranges(source: Path, size: int = RANGE_BYTES) -> list[dict[str, int]]:
+    """Byte ranges of `source` of about `size`, each ending at a line end, with the number
+    of its first line."""
+    cuts, start, line = [], 0, 1
+    with open(source, "rb") as handle:
+        while block := handle.read(size):
+            block += handle.readline()
+            cuts.append({"start": start, "end": start + len(block), "first": line})
+            start, line = start + len(block), line + block.count(b"\n")
+    return cuts
+
+
+def judge_ranges(batch: pa.Table, source: str, cfg: SftConfig) -> pa.Table:
+    """The non-blank lines of each byte range of `batch`, read here, judged (judge_batch)."""
+    lines, texts = [], []
+    for cut in batch.to_pylist():
+        with open(source, "rb") as handle:
+            handle.seek(cut["start"])
+            raw = io.BytesIO(handle.read(cut["end"] - cut["start"]))
+        for line, text in numbered(raw, cut["first"]):
+            lines.append(line)
+            texts.append(text)
+    return judge_batch(pa.table({"line": pa.array(lines, pa.int64()), "text": texts}), cfg)
 
 
 def _column(ds: Any, names: list[str]) -> pa.Table:
     """The columns `names` of a dataset, on the driver, in line order."""
-    parts = list(ds.select_columns(names).iter_batches(batch_format="pyarrow", batch_size=None))
-    table = pa.concat_tables(parts) if parts else pa.table({n: [] for n in names})
-    return table.sort_by("line")
+    ds = ds.select_columns(names)
+    parts = list(ds.iter_batches(batch_format="pyarrow", batch_size=None))
+    if not parts:  # every example rejected: an empty table of the columns' types
+        return ds.schema().base_schema.empty_table()
+    return pa.concat_tables(parts).sort_by("line")
 
 
 def _matrix(column: pa.ChunkedArray) -> np.ndarray:
     """A column of equal-length lists as an [n, length] array, without a Python loop (Ray
     may hand fixed-size lists back as plain lists)."""
     rows = column.combine_chunks()
+    if not len(rows):
+        return np.empty((0, 0), np.float32)
     return rows.flatten().to_numpy().reshape(len(rows), -1)
 
 
 def _duplicates(judged: Any, cfg: SftConfig) -> dict[int, tuple[str, int]]:
     """line -> (reason, keeper line) of every duplicate among the examples that passed."""
     from ray.data import ActorPoolStrategy
+    from ray.data.expressions import col
 
-    alive = judged.filter(lambda row: row["reason"] is None)
+    alive = judged.filter(expr=col("reason").is_null())
     keys = _column(alive, ["line", "key", "signature"])
     lines = keys["line"].to_numpy()
     verdicts = [Verdict(int(line), "") for line in lines]
@@ -139,9 +161,15 @@ def run(source: Path, out: Path, cfg: SftConfig) -> dict[str, Any]:
     """Judge `source` on the connected Ray cluster; write kept lines, rejects and counts."""
     import ray.data
 
+    cuts = ranges(source)
     judged = (
-        ray.data.from_arrow(_chunks(source))
-        .map_batches(judge_batch, fn_kwargs={"cfg": cfg}, batch_format="pyarrow", batch_size=None)
+        ray.data.from_items(cuts, override_num_blocks=max(1, len(cuts)))
+        .map_batches(
+            judge_ranges,
+            fn_kwargs={"source": str(source.resolve()), "cfg": cfg},
+            batch_format="pyarrow",
+            batch_size=1,
+        )
         .materialize()
     )
     duplicates = _duplicates(judged, cfg)

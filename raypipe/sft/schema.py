@@ -12,7 +12,7 @@ start with `schema:` and messages name the field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,10 +49,15 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """(line number from 1, text) of every non-blank line; invalid UTF-8 becomes U+FFFD,
     which the encoding rule reports."""
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            if text.strip():
-                yield number, text
+        yield from numbered(handle, 1)
+
+
+def numbered(raw_lines: Iterable[bytes], first: int) -> Iterator[tuple[int, str]]:
+    """(number, text) of the non-blank lines of `raw_lines`, the first numbered `first`."""
+    for number, raw in enumerate(raw_lines, start=first):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if text.strip():
+            yield number, text
 
 
 def parse(text: str) -> tuple[Any, Problem | None]:
