@@ -1,68 +1,51 @@
-"""`ray job submit` to a real two-node cluster started on this machine."""
+"""The README's cluster commands, run as written: two nodes, `ray status`, `ray job submit`.
+
+They run in network and process namespaces of their own (`unshare`), so that Ray's default
+ports and `ray stop` touch nothing but this cluster."""
 
 import json
+import os
+import re
 import shutil
 import subprocess
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.cluster import BIN, free_ports, local_cluster
+from tests.cluster import BIN
 
 ROOT = Path(__file__).parents[2]
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
-def wait_for_nodes(env: dict, count: int, timeout: float = 90) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        status = subprocess.run(
-            [str(BIN / "ray"), "status"], capture_output=True, text=True, env=env, timeout=60
-        )
-        if status.stdout.count(" node_") >= count:
-            return True
-        time.sleep(1)
-    return False
+def readme_block(marker: str) -> str:
+    """The README's bash block whose first line is `marker`."""
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return next(block for block in blocks if block.startswith(marker))
 
 
-def test_job_submit_runs_the_pipeline_on_two_nodes(tmp_path):
-    out = tmp_path / "out"
-    ports = free_ports(4)
-    # Ray's socket paths must stay under 108 bytes: a short session folder.
-    ray_dir = Path(tempfile.mkdtemp(prefix="rp2n-", dir="/tmp"))
-    with local_cluster(ray_dir, *ports, nodes=2) as env:
-        assert wait_for_nodes(env, 2)
-        job = subprocess.run(
-            [
-                str(BIN / "ray"),
-                "job",
-                "submit",
-                "--working-dir",
-                ".",
-                "--",
-                "python",
-                "jobs/pipeline.py",
-                "--config",
-                "jobs/configs/sample.yaml",
-                "--set",
-                f"output.path={out}",
-                "--set",
-                "output.shard_tokens=100000",
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-            timeout=900,
-        )
-        assert job.returncode == 0, job.stdout[-3000:] + job.stderr[-3000:]
-        assert "succeeded" in job.stdout + job.stderr
-    shutil.rmtree(ray_dir, ignore_errors=True)
+def test_the_readme_cluster_commands_run_the_pipeline_on_two_nodes():
+    block = readme_block("# a cluster on this machine")
+    out = Path(re.search(r"output\.path=(\S+)", block).group(1))
+    shutil.rmtree(out, ignore_errors=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env["PATH"] = f"{BIN}:{env['PATH']}"
+    script = f"set -euo pipefail\nip link set lo up\n{block}"
+    done = subprocess.run(
+        ["unshare", "--net", "--pid", "--fork", "--mount-proc", "bash", "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Node status" in done.stdout and " node_" in done.stdout  # `ray status` answered
+    assert "succeeded" in done.stdout + done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["documents_in"] == 514
     assert manifest["documents_in"] == manifest["documents_out"] + sum(
         manifest["rejected"].values()
     )
     assert len(manifest["shards"]) > 1
+    shutil.rmtree(out, ignore_errors=True)
