@@ -148,6 +148,12 @@ def _run(cfg: PipelineConfig) -> None:
         manifest = Pipeline(cfg, log=lambda m: console.print(f"[cyan]{m}[/]")).run()
     except (ConfigError, StorageError) as error:
         _fail(str(error), 1)
+    except KeyboardInterrupt:
+        console.print(
+            "[bold]interrupted:[/] the same command resumes from the last committed phase",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
     out = cfg.output.path
     console.print(_summary(manifest))
     if "shards" in manifest:

@@ -5,8 +5,10 @@ import os
 import pty
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -214,3 +216,35 @@ def _read(fd: int) -> bytes:
         return os.read(fd, 65536)
     except OSError:  # the child closed the terminal
         return b""
+
+
+@pytest.mark.ray
+def test_ctrl_c_ends_a_run_within_seconds_in_one_line_and_the_rerun_completes(
+    tmp_path, mini_corpus
+):
+    config = str(write_config(tmp_path, mini_corpus))
+    run = subprocess.Popen(
+        [*RAYPIPE, "run", config, "--set", "pack.seq_len=512"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "RAY_ADDRESS": ""},
+        # A background child would inherit an ignored SIGINT; a terminal's Ctrl-C is not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert run.stderr.readline().startswith("phase 1/3")  # work under way
+    run.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = run.communicate(timeout=60)
+    assert time.monotonic() - sent < 5
+    assert run.returncode == 130
+    assert err.strip().splitlines()[-1] == (
+        "interrupted: the same command resumes from the last committed phase"
+    )
+    assert "Traceback" not in err
+    again = raypipe("run", config, "--set", "pack.seq_len=512")
+    assert again.returncode == 0, again.stderr[-2000:]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["documents_in"] == manifest["documents_out"] + sum(
+        manifest["rejected"].values()
+    )
