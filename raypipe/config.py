@@ -44,7 +44,10 @@ class InputConfig(Section):
     )
     text_field: str = Field("text", description="Field holding the document text")
     id_field: str | None = Field(
-        None, description="Field holding the document id; unset = '<file>#<row>'"
+        None,
+        description="Field holding the document id (a record without it is rejected: "
+        "missing_id; WARC: url or date); unset = the record's `id` field when it has one, "
+        "a WARC page's WARC-Record-ID, else '<file>#<row>'",
     )
     source: str | None = Field(
         None,
@@ -71,12 +74,13 @@ class InputConfig(Section):
     license: str | None = Field(
         None,
         description="Licence tag of these documents (e.g. cc-by-4.0), carried as the `license` "
-        "column and counted in the report",
+        "column and counted in the report; unset = each record's own `license` field",
     )
     consent: str | None = Field(
         None,
         description="Consent tag of these documents (e.g. explicit, opt-out-honoured, none), "
-        "carried as the `consent` column and counted in the report",
+        "carried as the `consent` column and counted in the report; unset = each record's own "
+        "`consent` field",
     )
 
     @model_validator(mode="after")

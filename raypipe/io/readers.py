@@ -29,7 +29,9 @@ TEXT_SUFFIXES = {".txt", ".text", ".md"}
 COMPRESSED_SUFFIXES = {".gz", ".zst", ".zstd"}
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 WEB_FIELDS = ["url", "date", "title"]  # what a page read from HTML carries
-TAG_FIELDS = ("license", "consent")  # the input's own tags, the same for all its documents
+# Licence and consent: the input's tags when configured, else each record's own fields.
+TAG_FIELDS = ("license", "consent")
+DEFAULT_ID_FIELD = "id"  # with id_field unset, a record's `id` is its id when it has one
 
 
 def input_format(uri: str, configured: str) -> str:
@@ -104,7 +106,7 @@ class _Rows:
             value = (extra or {}).get(name)
             columns[name].append(None if value is None else str(value))
         for name in TAG_FIELDS:
-            columns[name].append(getattr(self.cfg, name))
+            columns[name].append(_tag(getattr(self.cfg, name), extra, name))
         if "html" in columns:
             columns["html"].append(None if reason else html)
         self.text_bytes += len(text) + len(html or b"")
@@ -122,6 +124,14 @@ class _Rows:
         self.columns = {name: [] for name in self.schema.names}
         self.text_bytes = 0
         return table
+
+
+def _tag(configured: str | None, record: dict | None, name: str) -> str | None:
+    """The input's tag when configured, else the record's own `name` field, if a string."""
+    if configured is not None:
+        return configured
+    value = (record or {}).get(name)
+    return value if isinstance(value, str) and value else None
 
 
 def _doc_id(value: object) -> str | None:
@@ -158,7 +168,7 @@ def _record_row(record: dict, rows: _Rows) -> None:
     """One record of a JSONL line or a Parquet row: the same reasons for the same faults."""
     cfg = rows.cfg
     text = record.get(cfg.text_field)
-    raw_id = record.get(cfg.id_field) if cfg.id_field else None
+    raw_id = record.get(cfg.id_field or DEFAULT_ID_FIELD)
     doc_id = _doc_id(raw_id)
     source = record.get("source") if cfg.source is None else None
     source = source if isinstance(source, str) and source else None
@@ -230,7 +240,8 @@ def _read_parquet(uri: str, rows: _Rows, batch_docs: int) -> Iterator[pa.Table]:
     cfg = rows.cfg
     parquet = pq.ParquetFile(fs.open_input_file(path))
     names = set(parquet.schema_arrow.names)
-    fields = [cfg.text_field, cfg.id_field, cfg.html_field, "source", *rows.extra_fields]
+    fields = [cfg.text_field, cfg.id_field or DEFAULT_ID_FIELD, cfg.html_field, "source"]
+    fields += [*rows.extra_fields, *TAG_FIELDS]
     wanted = list(dict.fromkeys(c for c in fields if c in names))
     for record_batch in parquet.iter_batches(batch_size=batch_docs, columns=wanted):
         for record in record_batch.to_pylist():
@@ -242,7 +253,12 @@ def _read_warc(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[
     cfg = rows.cfg
     for item in pages(data, cfg.max_doc_bytes, cfg.max_page_bytes):
         if isinstance(item, Page):
-            rows.add("", extra={"url": item.url, "date": item.date}, html=item.html)
+            fields = {"url": item.url, "date": item.date}
+            doc_id = _doc_id(fields.get(cfg.id_field) if cfg.id_field else item.record_id)
+            if cfg.id_field and doc_id is None:
+                rows.add("", reason="missing_id")
+            else:
+                rows.add("", doc_id=doc_id, extra=fields, html=item.html)
         else:
             rows.add("", reason=item.reason)
         if rows.full(batch_docs):

@@ -29,6 +29,7 @@ class Page:
 
     url: str | None
     date: str | None
+    record_id: str | None  # WARC-Record-ID, e.g. <urn:uuid:...>: the page's id in the run
     html: bytes
     offset: int  # of the record in the decompressed stream: a stable id within the file
 
@@ -142,6 +143,7 @@ def _page(record_bytes: bytes, offset: int, max_page_bytes: int) -> Page | None:
     return Page(
         url=record.headers.get("WARC-Target-URI"),
         date=date.isoformat() if date else record.headers.get("WARC-Date"),
+        record_id=record.headers.get("WARC-Record-ID"),
         html=html,
         offset=offset,
     )

@@ -2,6 +2,7 @@ import gzip
 import json
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import zstandard
 
 from raypipe.config import InputConfig
@@ -149,3 +150,24 @@ def test_jsonl_and_parquet_give_the_same_reasons_for_the_same_records(tmp_path):
     expected = [None, "missing_text", "missing_id", "too_large"]
     assert [reasons(t) for t in tables] == [expected, expected]
     assert tables[0]["source"].to_pylist() == tables[1]["source"].to_pylist()
+
+
+def test_a_record_id_field_is_the_default_id_and_tags_come_from_each_record(tmp_path):
+    path = tmp_path / "tagged.jsonl"
+    rows = [
+        {"id": "a1", "text": "one", "license": "cc-by-4.0", "consent": "explicit"},
+        {"id": 7, "text": "two", "license": "cc0"},
+        {"text": "three"},  # no id: where it was read
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = read(path)
+    assert table["id"].to_pylist() == ["a1", "7", f"{path}#2"]
+    assert table["license"].to_pylist() == ["cc-by-4.0", "cc0", None]
+    assert table["consent"].to_pylist() == ["explicit", None, None]
+    assert reasons(table) == [None] * 3
+    # A configured tag is the input's, for every record.
+    assert read(path, license="odc-by")["license"].to_pylist() == ["odc-by"] * 3
+    pq.write_table(pa.Table.from_pylist([rows[0], {**rows[1], "id": "b2"}]), tmp_path / "t.parquet")
+    parquet = read(tmp_path / "t.parquet")
+    assert parquet["id"].to_pylist() == ["a1", "b2"]
+    assert parquet["license"].to_pylist() == ["cc-by-4.0", "cc0"]

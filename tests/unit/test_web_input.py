@@ -126,3 +126,15 @@ def test_every_line_of_a_corrupt_warc_is_accounted_for(tmp_path):
     empty = tmp_path / "empty.warc.gz"
     empty.write_bytes(gzip.compress(b""))
     assert read(empty)["reason"].to_pylist() == ["empty_file"]
+
+
+def test_a_warc_page_is_known_by_its_record_id_or_by_the_field_named():
+    table = read(WEB / "pages.warc.gz")
+    ids = table["id"].to_pylist()
+    kept = [i for i, reason in zip(ids, table["reason"].to_pylist(), strict=True) if not reason]
+    assert all(i.startswith("<urn:uuid:") and i.endswith(">") for i in kept), kept
+    assert len(set(kept)) == len(kept)
+    by_url = read(WEB / "pages.warc.gz", id_field="url")
+    assert [i for i, u in zip(by_url["id"].to_pylist(), URLS, strict=True) if u] == [
+        u for u in URLS if u
+    ]
