@@ -46,8 +46,9 @@ class InputConfig(Section):
     id_field: str | None = Field(
         None,
         description="Field holding the document id (a record without it is rejected: "
-        "missing_id; WARC: url or date); unset = the record's `id` field when it has one, "
-        "a WARC page's WARC-Record-ID, else '<file>#<row>'",
+        "missing_id; a WARC page: its url with `url`, else its WARC-Record-ID); unset = the "
+        "record's `id` field when it has one, a WARC page's WARC-Record-ID, else "
+        "'<file>#<row>'",
     )
     source: str | None = Field(
         None,

@@ -254,11 +254,10 @@ def _read_warc(data: Iterator[bytes], rows: _Rows, batch_docs: int) -> Iterator[
     for item in pages(data, cfg.max_doc_bytes, cfg.max_page_bytes):
         if isinstance(item, Page):
             fields = {"url": item.url, "date": item.date}
-            doc_id = _doc_id(fields.get(cfg.id_field) if cfg.id_field else item.record_id)
-            if cfg.id_field and doc_id is None:
-                rows.add("", reason="missing_id")
-            else:
-                rows.add("", doc_id=doc_id, extra=fields, html=item.html)
+            # id_field names a page field (url) or, for the JSONL of a mixed input, none:
+            # then the record's own id. A page is never rejected for its id.
+            doc_id = _doc_id(fields.get(cfg.id_field or "")) or _doc_id(item.record_id)
+            rows.add("", doc_id=doc_id, extra=fields, html=item.html)
         else:
             rows.add("", reason=item.reason)
         if rows.full(batch_docs):

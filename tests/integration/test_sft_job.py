@@ -82,8 +82,8 @@ def test_the_ray_job_driver_holds_no_text_of_a_large_set(tmp_path):
     )
     assert (tmp_path / "l.jsonl").stat().st_size == large
     # Holding the text (as reading the file on the driver did) is >2x the file; the keys
-    # and signatures are ~5% of it, the rest is the noise of sampled peaks (10-45 MB).
-    assert grew < large - small, f"driver grew {grew / 1e6:.0f} MB"
+    # and signatures are ~5% of it, the rest is the noise of sampled peaks (10-92 MB).
+    assert grew < 1.5 * (large - small), f"driver grew {grew / 1e6:.0f} MB"
 
 
 @pytest.mark.ray
