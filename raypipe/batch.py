@@ -11,7 +11,8 @@ Columns every batch has:
     text    string  the document ("" once rejected)
     stage   string  null while the document is alive, else the stage that rejected it
     reason  string  null while the document is alive, else the named reason
-Stages may add columns (e.g. `language`, `language_score`).
+Readers add `url` (null where the input does not know it) and the kept fields; stages
+may add columns (e.g. `language`, `language_score`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ CORE_SCHEMA = pa.schema(
     ]
 )
 
+# What names a document to a user, carried from the read to every shard's documents
+# table and the rejects ledger: by these a document is located and removed afterwards.
+DOCUMENT_KEYS = ["id", "source", "url"]
 ROW_BITS = 32  # uid = file_index << ROW_BITS | row
 # Text a stage turns into Python objects at once. Words and token ids as Python objects take
 # tens of times the bytes of their text: a batch of 256 whole books held at once grew a

@@ -196,6 +196,67 @@ def preview(
         Console().print(table)
 
 
+@app.command()
+def locate(
+    output: Annotated[str, typer.Argument(help="Output folder of a committed run")],
+    keys: Annotated[list[str], typer.Argument(metavar="ID|URL", help="Document ids or URLs")],
+) -> None:
+    """Say where each document went: shard and sequences, or the reason it was rejected.
+
+    One tab-separated line per place (a document mixed in twice has two); exit 1 when a
+    key is found nowhere."""
+    from raypipe.locate import locate as find
+
+    try:
+        places = find(output, keys)
+    except (FileNotFoundError, ValueError, StorageError) as error:
+        _fail(str(error), 1)
+    for place in places:
+        print(place.line())
+    missing = set(keys) - {place.key for place in places}
+    for key in keys:
+        if key in missing:
+            print(f"{key}\tnot found\t(not in this run's input, or its id differs)")
+    if missing:
+        raise typer.Exit(1)
+
+
+@app.command()
+def remove(
+    output: Annotated[str, typer.Argument(help="Output folder of a committed run")],
+    ids: Annotated[
+        str | None, typer.Option(help="File of document ids to remove, one per line")
+    ] = None,
+    domains: Annotated[
+        str | None,
+        typer.Option(help="File of domains whose pages to remove (subdomains included)"),
+    ] = None,
+) -> None:
+    """Remove documents from a committed run: rewrite only the shards holding them and
+    record them in the manifest, report and rejects ledger (reason `removed`)."""
+    from raypipe.blocklists import load_domains
+    from raypipe.listfile import read_text
+    from raypipe.remove import remove as take_out
+
+    if not ids and not domains:
+        _fail("name the documents: --ids FILE and/or --domains FILE")
+    try:
+        wanted = (
+            {line.strip() for line in read_text(ids).splitlines() if line.strip()} if ids else set()
+        )
+        listed = load_domains((domains,)) if domains else None
+        removed = take_out(output, wanted, listed, log=lambda m: console.print(f"[cyan]{m}[/]"))
+    except (FileNotFoundError, ValueError, ConfigError, StorageError) as error:
+        _fail(str(error), 1)
+    if not removed.documents:
+        print(f"nothing removed: no document of {output} matches")
+        return
+    print(
+        f"removed {removed.documents} documents ({removed.tokens} tokens) from "
+        f"{removed.shards} shards; ledger: {storage.join(output, removed.ledger)}"
+    )
+
+
 def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
     pairs = {}
     for item in items or []:

@@ -56,7 +56,8 @@ class InputConfig(Section):
     )
     keep_fields: list[str] = Field(
         default_factory=lambda: ["url", "date", "title"],
-        description="Extra input fields carried to the output (web pages fill url, date, title)",
+        description="Extra input fields carried to the output (web pages fill url, date, title); "
+        "a record's `url` is always carried, for locating and removing documents",
     )
     max_doc_bytes: int = Field(
         10_000_000, ge=1, description="Larger documents are rejected (reason too_large)"
@@ -739,10 +740,6 @@ class PipelineConfig(Section):
             raise ValueError(
                 f"output.format {form.name} writes cleaned documents, not tokens: "
                 f"unset the tokenizer (tokenizer: null) or choose one of {token_formats}"
-            )
-        if self.content.url_rules and "url" not in self.input.keep_fields:
-            raise ValueError(
-                "content URL lists match the `url` field: keep it in input.keep_fields"
             )
         return self
 

@@ -13,7 +13,7 @@ from raypipe.io import storage
 from raypipe.report.html import render
 from raypipe.report.stats import dataset_report
 from raypipe.report.tags import tag_counts
-from raypipe.tokenizer import load_tokenizer
+from raypipe.tokenizer import LoadedTokenizer, load_tokenizer
 from raypipe.writers import FORMATS
 
 SHARD_KEYS = ("path", "sequences", "tokens", "documents", "sha256")
@@ -44,6 +44,14 @@ class Outcome:
     tokenized: dict[str, SourceTokens] | None = None  # when a tokenizer is set
     plan: dict = field(default_factory=dict)  # the mixture plan (raypipe.mix.plan)
     shards: list[dict] = field(default_factory=list)  # published shard entries
+
+
+def token_report(shards: list[dict], loaded: LoadedTokenizer, seq_len: int) -> dict:
+    """The token dataset's statistics from its shards' own, top tokens named."""
+    report = dataset_report(shards, loaded.vocab_size, seq_len)
+    for item in report["top_tokens"]:
+        item["token"] = loaded.tokenizer.id_to_token(item["id"])
+    return report
 
 
 def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome) -> dict:
@@ -81,9 +89,7 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
     manifest["tags"] = report["tags"] = tag_counts(manifest["sources"], mixture)
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
-        report.update(dataset_report(run.shards, loaded.vocab_size, cfg.pack.seq_len))
-        for item in report["top_tokens"]:
-            item["token"] = loaded.tokenizer.id_to_token(item["id"])
+        report.update(token_report(run.shards, loaded, cfg.pack.seq_len))
         if FORMATS[cfg.output.format].packed:
             report["pack_strategy"] = cfg.pack.strategy
         else:  # megatron: one sequence per whole document, packed by Megatron at training time

@@ -43,3 +43,13 @@ def index_bytes(doc_lengths: np.ndarray, dtype: np.dtype) -> bytes:
             np.arange(len(lengths) + 1, dtype="<i8").tobytes(),
         ]
     )
+
+
+def read_index(data: bytes) -> tuple[np.dtype, np.ndarray]:
+    """The token dtype and the document lengths of a `NAME.idx` written by index_bytes."""
+    if not data.startswith(HEADER):
+        raise ValueError("not a Megatron-LM index (bad header)")
+    _, code, count, _ = struct.unpack_from("<QBQQ", data, len(HEADER))
+    dtype = next(d for d, c in DTYPE_CODES.items() if c == code)
+    start = len(HEADER) + struct.calcsize("<QBQQ")
+    return dtype, np.frombuffer(data, "<i4", count, start).astype(np.int64)

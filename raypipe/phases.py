@@ -21,7 +21,7 @@ from ray.data import read_parquet
 
 from raypipe import checkpoint, mix, progress
 from raypipe.accounting import merge_tallies, tally_block
-from raypipe.batch import alive, repeat_rows
+from raypipe.batch import DOCUMENT_KEYS, alive, repeat_rows
 from raypipe.boundary import boundary_table
 from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
 from raypipe.dedup.exact import exact_duplicates, hash_words
@@ -52,7 +52,7 @@ MERGE_CPUS = 0.25  # what merging a few hundred small JSON tallies takes
 # shard), declared to Ray so that no more of them run on a node than its memory holds.
 PACK_MEMORY = 1 << 30
 LEDGER = pa.schema(
-    [(name, pa.string()) for name in ("id", "source", "stage", "reason", "duplicate_of")]
+    [(name, pa.string()) for name in (*DOCUMENT_KEYS, "stage", "reason", "duplicate_of")]
 )
 INTERNAL_COLUMNS = ["uid", "stage", "reason", "text_hash", "rank", "chars", "minhash"]
 
@@ -161,7 +161,7 @@ def deduplicate(clean_dir: str, folder: str, cfg: RayConfig) -> dict:
     partitions = 4 * workers(cfg)
     with sort_shuffle():  # a dataset runs with the context it was built in
         keys = read_parquet(
-            clean_dir, columns=["uid", "id", "source", "text_hash", "rank", "reason"]
+            clean_dir, columns=["uid", *DOCUMENT_KEYS, "text_hash", "rank", "reason"]
         )
     keys = keys.map_batches(
         _partition_by_hash, fn_kwargs={"partitions": partitions}, batch_format="pyarrow"
@@ -214,7 +214,7 @@ def _alive_rows(batch: pa.Table) -> pa.Table:
 def tokenize(docs: ray.data.Dataset, cfg: PipelineConfig, folder: str) -> dict:
     # No batch sizes in this chain: Ray Data fuses it with the read into one task per
     # checkpoint part (batch sizes would bundle parts into fewer, larger tasks).
-    tokens = docs.select_columns(["uid", "id", "source", "text"]).map_batches(
+    tokens = docs.select_columns(["uid", *DOCUMENT_KEYS, "text"]).map_batches(
         tokenize_block,
         fn_kwargs={
             "key": folder,
@@ -256,7 +256,9 @@ def scatter(
     cfg: PipelineConfig, tokens_dir: str, plan: dict, shards: int, chunks: int, folder: str
 ) -> dict:
     """Copies of each document (per the mixture plan) into their shard's cells."""
-    copies = read_parquet(tokens_dir, columns=["uid", "source", "tokens", "n_tokens", "chars"])
+    copies = read_parquet(
+        tokens_dir, columns=["uid", *DOCUMENT_KEYS, "tokens", "n_tokens", "chars"]
+    )
     written = copies.map_batches(
         _scatter_batch,
         fn_kwargs={
@@ -375,10 +377,10 @@ def write_ledger(
 ) -> None:
     target = storage.join(out, "rejects")
     storage.remove(target)
-    rejects = read_parquet(clean_dir, columns=["id", "source", "stage", "reason"])
+    rejects = read_parquet(clean_dir, columns=[*DOCUMENT_KEYS, "stage", "reason"])
     rejects = rejects.map_batches(_rejected_rows, batch_format="pyarrow")
     for reason, drop_dir in drop_dirs.items():  # reason -> the folder of its drops
-        drops = read_parquet(drop_dir, columns=["id", "source", "duplicate_of"])
+        drops = read_parquet(drop_dir, columns=[*DOCUMENT_KEYS, "duplicate_of"])
         rejects = rejects.union(
             drops.map_batches(
                 _as_ledger,
@@ -387,7 +389,7 @@ def write_ledger(
             )
         )
     if tokens_dir is not None and plan:
-        unsampled = read_parquet(tokens_dir, columns=["uid", "id", "source"])
+        unsampled = read_parquet(tokens_dir, columns=["uid", *DOCUMENT_KEYS])
         rejects = rejects.union(
             unsampled.map_batches(
                 _not_sampled, fn_kwargs={"plan": plan, "seed": seed}, batch_format="pyarrow"
@@ -412,8 +414,7 @@ def _as_ledger(rows: pa.Table, stage: str, reason: str) -> pa.Table:
     )
     return pa.table(
         {
-            "id": rows["id"],
-            "source": rows["source"],
+            **{key: rows[key] for key in DOCUMENT_KEYS},
             "stage": pa.array([stage] * n, pa.string()),
             "reason": pa.array([reason] * n, pa.string()),
             "duplicate_of": duplicate_of,

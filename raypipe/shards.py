@@ -15,11 +15,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
+from raypipe.batch import DOCUMENT_KEYS
 from raypipe.io import storage
 from raypipe.pack import DOCUMENT, LENGTH, OFFSET, Packed, Packing
 from raypipe.report.stats import ShardStats
 from raypipe.writers import FORMATS, SHARDS_DIR, NativeShard
+
+DOCUMENTS_DIR = "documents"  # under shards/: one table per shard, where each document went
 
 
 @dataclass(frozen=True)
@@ -101,14 +105,16 @@ def publish(
 ) -> dict | None:
     """One shard from its documents, which arrive in chunks in shard order, written in
     the format `form` (raypipe.writers) and published with its sidecar last; None when
-    the shard got no document.
+    the shard got no document. Its documents table (`write_documents`) says where each
+    document went.
 
     Memory holds a chunk and the writer's bounded state, never the shard. The sidecar
     (NAME.json) marks the shard complete: a resumed run reuses shards whose sidecar
     carries the run's fingerprint.
     """
-    stats, writer, documents = ShardStats(vocab_size), None, 0
+    stats, writer, documents, keys = ShardStats(vocab_size), None, 0, []
     for chunk in chunks:
+        keys.append(chunk.select([*DOCUMENT_KEYS, "chars"]))
         flat = pc.list_flatten(chunk["tokens"]).to_numpy()
         lengths = chunk["n_tokens"].to_numpy()
         stats.add(flat, lengths, chunk["chars"].to_numpy())
@@ -120,6 +126,11 @@ def publish(
     if writer is None:
         return None
     entry = writer.publish(documents)
+    placed = pa.concat_tables(keys).combine_chunks().replace_schema_metadata(None)
+    placed = placed.add_column(0, "document", pa.array(np.arange(documents, dtype=np.int64)))
+    for name, column in writer.placement(documents).items():
+        placed = placed.append_column(name, pa.array(column))
+    write_documents(output, entry["path"], placed)
     extra = {"split_documents": writer.split_documents} if FORMATS[form].packed else {}
     entry["stats"] = {**stats.as_dict(), **extra}
     entry["fingerprint"] = fingerprint
@@ -128,23 +139,59 @@ def publish(
     return entry
 
 
+def documents_uri(output: str, path: str) -> str:
+    """The documents table of the shard at `path` (its manifest path, shards/NAME)."""
+    name = path.rsplit("/", 1)[-1]
+    return storage.join(output, SHARDS_DIR, DOCUMENTS_DIR, f"{name}.parquet")
+
+
+def write_documents(output: str, path: str, placed: pa.Table) -> None:
+    """The shard's documents table, in shard order: the shard (its manifest path),
+    `document` (its index in the shard, the `document` of the native segments), id,
+    source, url, characters, the tokens placed and the first and last sequence holding a
+    piece of it."""
+    placed = placed.drop_columns([c for c in ["shard"] if c in placed.column_names])
+    shard = pa.array([path] * placed.num_rows, pa.string())
+    sink = pa.BufferOutputStream()
+    pq.write_table(placed.add_column(0, "shard", shard), sink, compression="zstd")
+    storage.write_atomic(documents_uri(output, path), sink.getvalue().to_pybytes())
+
+
+DOCUMENTS_COLUMNS = {"shard", "document", "chars", "tokens", "first_sequence", "last_sequence"}
+
+
+def require_documents_tables(output: str, manifest: dict) -> None:
+    """Fail clearly for a run whose shards have no (complete) documents tables: one
+    written by an earlier raypipe, where a lookup would wrongly find nothing."""
+    for entry in manifest.get("shards", []):
+        uri = documents_uri(output, entry["path"])
+        fs, path = storage.filesystem(uri)
+        if storage.exists(uri):
+            with fs.open_input_file(path) as handle:
+                if set(pq.read_schema(handle).names) >= DOCUMENTS_COLUMNS:
+                    continue
+        raise ValueError(
+            f"{output} has no documents table for {entry['path']} (written by an earlier "
+            "raypipe): run it again into a new output.path to locate or remove documents"
+        )
+
+
 def committed_entries(output: str, fingerprint: str) -> dict[int, dict]:
     """Shards a previous attempt of this very run already published, by group.
 
     Shards of any other run (an overwritten or abandoned one) are deleted.
     """
     fs, path = storage.filesystem(storage.join(output, SHARDS_DIR))
-    selector = pafs.FileSelector(path, allow_not_found=True)
     entries = {}
-    for info in fs.get_file_info(selector):
+    for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
         if info.path.endswith(".json"):
             with fs.open_input_stream(info.path, compression=None) as stream:
                 entry = json.loads(stream.read())
             if entry.get("fingerprint") == fingerprint:
                 entries[entry["group"]] = entry
-    stale = [
+    stale = [  # the documents tables too, under shards/documents/
         i.path
-        for i in fs.get_file_info(selector)
+        for i in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=True))
         if i.type == pafs.FileType.File and shard_group(i.base_name) not in entries
     ]
     for path in stale:

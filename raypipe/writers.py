@@ -3,7 +3,9 @@
 A token format is a shard writer, opened as `Writer(output, name, dtype, vocab_size,
 packing)` (each takes what its layout needs): documents go in chunk by chunk (`add(flat, lengths)`,
 the token ids of whole documents end to end and their lengths), `publish(documents)`
-makes the shard's files visible and describes them for the manifest. Writers of packed
+makes the shard's files visible and describes them for the manifest, `placement` says
+which sequences hold each document (raypipe.shards writes it as the shard's documents
+table). Writers of packed
 formats inherit the packing from `PackedShard` and only say how sequences are stored.
 A format without a writer writes the cleaned documents themselves (no tokenizer).
 
@@ -50,6 +52,7 @@ class ShardWriter(Protocol):
 
     def add(self, flat: np.ndarray, lengths: np.ndarray) -> None: ...
     def publish(self, documents: int) -> dict: ...
+    def placement(self, documents: int) -> dict[str, np.ndarray]: ...
 
 
 class PackedShard:
@@ -64,6 +67,7 @@ class PackedShard:
         self.output, self.name, self.seq_len = output, name, packing.seq_len
         self.packer = packing.packer(dtype)
         self.rows, self.segments, self.split_documents = 0, [], 0
+        self.placed = np.zeros((0, 4), np.int64)  # every segment, once published
 
     def add(self, flat: np.ndarray, lengths: np.ndarray) -> None:
         self.store_packed(self.packer.add(flat, lengths))
@@ -75,7 +79,8 @@ class PackedShard:
 
     def publish(self, documents: int) -> dict:
         self.store_packed(self.packer.finish())
-        segments = np.concatenate(self.segments) if self.segments else np.zeros((0, 4), np.int64)
+        segments = np.concatenate(self.segments) if self.segments else self.placed
+        self.placed, self.segments = segments, []
         self.split_documents = int(np.count_nonzero(np.bincount(segments[:, DOCUMENT]) > 1))
         return {
             "path": f"{SHARDS_DIR}/{self.name}",
@@ -84,6 +89,17 @@ class PackedShard:
             "documents": documents,
             "sha256": self.seal(segments),
         }
+
+    def placement(self, documents: int) -> dict[str, np.ndarray]:
+        """Per document in the order added: the tokens placed, the first and last sequence
+        holding a piece of it."""
+        document, start, length = (self.placed[:, c] for c in (DOCUMENT, START, LENGTH))
+        first = np.full(documents, np.iinfo(np.int64).max, np.int64)
+        np.minimum.at(first, document, start // self.seq_len)
+        last = np.full(documents, -1, np.int64)
+        np.maximum.at(last, document, (start + length - 1) // self.seq_len)
+        tokens = np.bincount(document, weights=length, minlength=documents).astype(np.int64)
+        return {"tokens": tokens, "first_sequence": first, "last_sequence": last}
 
     def store(self, packed: Packed) -> None:
         raise NotImplementedError
@@ -283,9 +299,18 @@ class MegatronShard:
         self.spool.file.write(flat.astype(self.dtype, copy=False).tobytes())
         self.lengths.append(lengths)
 
+    def _lengths(self) -> np.ndarray:
+        return np.concatenate(self.lengths) if self.lengths else np.zeros(0, np.int64)
+
+    def placement(self, documents: int) -> dict[str, np.ndarray]:
+        """Megatron's sequence i is document i, whole."""
+        lengths = self._lengths()
+        at = np.arange(len(lengths), dtype=np.int64)
+        return {"tokens": lengths.astype(np.int64), "first_sequence": at, "last_sequence": at}
+
     def publish(self, documents: int) -> dict:
         sha256 = self.spool.publish()
-        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, np.int64)
+        lengths = self._lengths()
         uri = storage.join(self.output, SHARDS_DIR, f"{self.name}.idx")
         storage.write_atomic(uri, megatron.index_bytes(lengths, self.dtype))
         return {

@@ -1,4 +1,5 @@
-"""Document batches for stage tests: the core columns, every document alive."""
+"""Document batches for stage tests: the columns a reader gives (the core ones and a null
+`url`), every document alive."""
 
 import pyarrow as pa
 
@@ -23,5 +24,14 @@ def document_batch(
             "reason": pa.nulls(n, pa.string()),
         },
         schema=CORE_SCHEMA,
-    )
+    ).append_column("url", pa.nulls(n, pa.string()))
     return table if languages is None else table.append_column("language", pa.array(languages))
+
+
+def document_keys(n: int) -> dict[str, list]:
+    """The id, source and url columns of `n` documents, as shards' documents tables get them."""
+    return {
+        "id": [f"d{i}" for i in range(n)],
+        "source": ["test"] * n,
+        "url": [f"https://example.org/{i}" if i % 2 else None for i in range(n)],
+    }

@@ -12,7 +12,7 @@ import hashlib
 import numpy as np
 import pyarrow as pa
 
-from raypipe.batch import alive, set_column
+from raypipe.batch import DOCUMENT_KEYS, alive, set_column
 from raypipe.config import DedupConfig
 
 HASH_BYTES = 16  # first 128 bits of SHA-256: no collision at any corpus size
@@ -58,7 +58,7 @@ class DedupKeys:
 
 
 def exact_duplicates(group: pa.Table) -> pa.Table:
-    """Rows (uid, id, source, duplicate_of) of every non-keeper among identical hashes."""
+    """Rows (uid, id, source, url, duplicate_of) of every non-keeper among identical hashes."""
     words = hash_words(group["text_hash"])
     uid = group["uid"].to_numpy()
     order = np.lexsort((uid, group["rank"].to_numpy(), words[:, 1], words[:, 0]))
@@ -72,8 +72,7 @@ def exact_duplicates(group: pa.Table) -> pa.Table:
     return pa.table(
         {
             "uid": pa.array(uid[dropped], pa.int64()),
-            "id": ids.take(pa.array(dropped, pa.int64())),
-            "source": group["source"].take(pa.array(dropped, pa.int64())),
+            **{key: group[key].take(pa.array(dropped, pa.int64())) for key in DOCUMENT_KEYS},
             "duplicate_of": ids.take(pa.array(keepers, pa.int64())),
         }
     )

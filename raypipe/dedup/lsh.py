@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from raypipe.batch import DOCUMENT_KEYS
 from raypipe.config import NearDedupConfig
 from raypipe.dedup.minhash import (
     MinHasher,
@@ -126,13 +127,13 @@ class LshShard:
         self.node_parts = []
         if nodes is None:
             self.uid = self.rank = np.empty(0, np.int64)
-            self.ids = self.sources = pa.array([], pa.string())
+            self.keys = {key: pa.array([], pa.string()) for key in DOCUMENT_KEYS}
         else:
             uid = nodes["uid"].to_numpy()
             _, first = np.unique(uid, return_index=True)  # retried batches repeat rows
             nodes = nodes.take(pa.array(first))
             self.uid, self.rank = nodes["uid"].to_numpy(), nodes["rank"].to_numpy()
-            self.ids, self.sources = nodes["id"].combine_chunks(), nodes["source"].combine_chunks()
+            self.keys = {key: nodes[key].combine_chunks() for key in DOCUMENT_KEYS}
         self.label_rank, self.label_uid = self.rank.copy(), self.uid.copy()
         self.excluded = np.isin(
             self.uid, np.concatenate(self.excluded_parts) if self.excluded_parts else []
@@ -275,10 +276,11 @@ class LshShard:
         counts = np.concatenate([w[1] for w in wanted])
         uids, members = np.unique(keepers, return_inverse=True)
         self.cluster_sizes = np.bincount(members, weights=counts).astype(np.int64) + 1
-        return [self.ids.take(pa.array(np.searchsorted(self.uid, w[0]))) for w in wanted]
+        ids = self.keys["id"]
+        return [ids.take(pa.array(np.searchsorted(self.uid, w[0]))) for w in wanted]
 
     def removed(self, *keeper_ids: pa.Array) -> pa.Table:
-        """(uid, id, source, duplicate_of) of every document removed here."""
+        """(uid, id, source, url, duplicate_of) of every document removed here."""
         rows = self._removed()
         keepers = self.label_uid[rows]
         owner = owner_of(keepers, self.shards)
@@ -291,8 +293,7 @@ class LshShard:
         return pa.table(
             {
                 "uid": pa.array(self.uid[rows], pa.int64()),
-                "id": self.ids.take(take),
-                "source": self.sources.take(take),
+                **{key: column.take(take) for key, column in self.keys.items()},
                 "duplicate_of": pa.array(duplicate_of.tolist(), pa.string()),
             }
         )
@@ -308,7 +309,7 @@ def route(batch: pa.Table, hasher: MinHasher, shards: int) -> list[tuple]:
     keys = hasher.band_keys(signature_array(signed["minhash"], hasher.permutations)).ravel()
     band_uid, band_rank = np.repeat(uid, hasher.bands), np.repeat(rank, hasher.bands)
     key_owner, node_owner = owner_of(keys, shards), owner_of(uid, shards)
-    nodes = signed.select(["uid", "rank", "id", "source"])
+    nodes = signed.select(["uid", "rank", *DOCUMENT_KEYS])
     parts = []
     for j in range(shards):
         mine = key_owner == j

@@ -14,6 +14,7 @@ import ray.data
 from ray.data import read_parquet
 
 from raypipe import progress
+from raypipe.batch import DOCUMENT_KEYS
 from raypipe.config import NearDedupConfig
 from raypipe.dedup.lsh import (
     LshShard,
@@ -87,7 +88,7 @@ def _on(actor: Any, n: int) -> LshShard:
 def _cluster(
     pool: list, clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
 ) -> dict:
-    signed = read_parquet(clean_dir, columns=["uid", "id", "source", "rank", "minhash"])
+    signed = read_parquet(clean_dir, columns=["uid", *DOCUMENT_KEYS, "rank", "minhash"])
     sent = signed.map_batches(_send, fn_kwargs={"pool": pool, "cfg": cfg}, batch_format="pyarrow")
     documents = _total(sent)
     if excluded_dir is not None:

@@ -28,7 +28,8 @@ JSONL_SUFFIXES = {".jsonl", ".json", ".ndjson"}
 TEXT_SUFFIXES = {".txt", ".text", ".md"}
 COMPRESSED_SUFFIXES = {".gz", ".zst", ".zstd"}
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
-WEB_FIELDS = ["url", "date", "title"]  # what a page read from HTML carries
+URL_FIELD = "url"
+WEB_FIELDS = [URL_FIELD, "date", "title"]  # what a page read from HTML carries
 # Licence and consent: the input's tags when configured, else each record's own fields.
 TAG_FIELDS = ("license", "consent")
 DEFAULT_ID_FIELD = "id"  # with id_field unset, a record's `id` is its id when it has one
@@ -62,9 +63,10 @@ def reads_html(kind: str, cfg: InputConfig) -> bool:
 
 
 def output_schema(cfg: InputConfig, html: bool = False) -> pa.Schema:
-    """Core columns, kept fields and the input's tags; HTML input adds url/date/title and
-    the raw `html`."""
-    names = dict.fromkeys([*cfg.keep_fields, *(WEB_FIELDS if html else [])])
+    """Core columns, the url (where the input knows it: a document's address, by which it
+    can be located and removed later), kept fields and the input's tags; HTML input adds
+    date/title and the raw `html`."""
+    names = dict.fromkeys([URL_FIELD, *cfg.keep_fields, *(WEB_FIELDS if html else [])])
     fields = [*CORE_SCHEMA, *((n, pa.string()) for n in names)]
     fields += [(name, pa.string()) for name in TAG_FIELDS]
     return pa.schema([*fields, ("html", pa.binary())] if html else fields)

@@ -216,10 +216,6 @@ def test_config_errors():
         build_config(
             {"input": {"paths": ["x"]}, "content": {"bad_words": {"lists": {"fr": "builtin"}}}}
         )
-    with pytest.raises(ConfigError, match="keep it in input.keep_fields"):
-        build_config(
-            {"input": {"paths": ["x"], "keep_fields": []}, "content": {"opt_out": ["o.txt"]}}
-        )
     with pytest.raises(ConfigError, match="source tag columns"):
         build_config({"input": {"paths": ["x"], "keep_fields": ["url", "license"]}})
 

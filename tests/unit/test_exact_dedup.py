@@ -12,6 +12,7 @@ def group(texts, ranks=None, uids=None):
             "uid": pa.array(uids, pa.int64()),
             "id": [f"doc{u}" for u in uids],
             "source": ["s"] * n,
+            "url": [f"https://example.org/{u}" for u in uids],
             "text_hash": content_hash(texts),
             "rank": pa.array(ranks or [0] * n, pa.int64()),
         }
@@ -23,6 +24,13 @@ def test_first_copy_in_input_order_is_kept():
     assert sorted(zip(drops["id"].to_pylist(), drops["duplicate_of"].to_pylist(), strict=True)) == [
         ("doc7", "doc4"),
         ("doc9", "doc4"),
+    ]
+
+
+def test_drops_carry_their_url_to_the_ledger():
+    drops = exact_duplicates(group(["a", "a"], uids=[3, 5]))
+    assert drops.select(["id", "url"]).to_pylist() == [
+        {"id": "doc5", "url": "https://example.org/5"}
     ]
 
 
@@ -45,5 +53,11 @@ def test_keeper_does_not_depend_on_row_order():
 def test_sliced_batches_hash_correctly():
     table = group(["a", "b", "a", "b"])
     assert exact_duplicates(table.slice(1)).to_pylist() == [
-        {"uid": 3, "id": "doc3", "source": "s", "duplicate_of": "doc1"}
+        {
+            "uid": 3,
+            "id": "doc3",
+            "source": "s",
+            "url": "https://example.org/3",
+            "duplicate_of": "doc1",
+        }
     ]

@@ -10,6 +10,7 @@ import pytest
 from raypipe import writers
 from raypipe.pack import Packing
 from raypipe.shards import publish
+from tests.batches import document_keys
 
 
 def documents(seed: int, vocab_size: int) -> pa.Table:
@@ -25,6 +26,7 @@ def documents(seed: int, vocab_size: int) -> pa.Table:
             "tokens": pa.array(docs, pa.list_(ids)),
             "n_tokens": [len(d) for d in docs],
             "chars": [4 * len(d) for d in docs],
+            **document_keys(len(docs)),
         }
     )
 

@@ -6,6 +6,7 @@ import pytest
 
 from raypipe.pack import Packing
 from raypipe.shards import publish, shard_name
+from tests.batches import document_keys
 
 indexed_dataset = pytest.importorskip("megatron.core.datasets.indexed_dataset")
 
@@ -20,6 +21,7 @@ def test_megatron_core_reads_every_document_as_written(tmp_path, vocab_size):
             "n_tokens": [len(d) for d in docs],
             "chars": [4 * len(d) for d in docs],
             "order": [3, 1, 2, 0],  # written in this order
+            **document_keys(4),
         }
     )
     chunks = [group.sort_by("order").slice(0, 2), group.sort_by("order").slice(2)]

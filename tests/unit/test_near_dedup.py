@@ -189,7 +189,9 @@ def test_verification_links_by_exact_jaccard_on_either_side_of_the_threshold():
 
 def test_a_candidate_whose_text_was_not_read_again_is_a_clear_error():
     shard = LshShard(0, 1, 0.8)
-    nodes = pa.table({"uid": [1, 2], "rank": [1, 2], "id": ["a", "b"], "source": ["s", "s"]})
+    nodes = pa.table(
+        {"uid": [1, 2], "rank": [1, 2], "id": ["a", "b"], "source": ["s", "s"], "url": [None, "u"]}
+    )
     shard.add((np.array([9, 9], np.uint64), np.array([1, 2]), np.array([1, 2])), nodes)
     assert shard.seal() == 1
     shard.listen(*shard.requests())

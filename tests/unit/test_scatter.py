@@ -7,6 +7,7 @@ import pyarrow as pa
 from raypipe.batch import repeat_rows
 from raypipe.scatter import Gather, chunk_of, write_cells
 from raypipe.shuffle import order_key, shard_of
+from tests.batches import document_keys
 
 
 def copies(uids: np.ndarray, shards: int, seed: int = 3) -> pa.Table:
@@ -17,6 +18,7 @@ def copies(uids: np.ndarray, shards: int, seed: int = 3) -> pa.Table:
             "chars": np.full(len(uids), 8, np.int64),
             "group": shard_of(uids, shards, seed),
             "order": order_key(uids, seed),
+            **document_keys(len(uids)),
         }
     )
 
