@@ -178,7 +178,7 @@ def _count(batch: pa.Table) -> dict:
 
 def _partition_by_hash(batch: pa.Table, partitions: int) -> pa.Table:
     batch = _alive_rows(batch).drop_columns(["reason"])
-    progress.add(documents=batch.num_rows)
+    progress.done(documents=batch.num_rows)
     words = hash_words(batch["text_hash"])
     return batch.append_column("partition", pa.array(words[:, 0] % np.uint64(partitions)))
 
@@ -278,7 +278,7 @@ def _scatter_batch(
     batch: pa.Table, folder: str, plan: dict, shards: int, chunks: int, seed: int
 ) -> pa.Table:
     copies = _expand_copies(batch, plan, shards, seed)
-    progress.add(documents=batch.num_rows)
+    progress.done(documents=batch.num_rows)
     cells = 0
     if copies.num_rows:
         # Named after the batch's first document: a retried task rewrites its own file.
@@ -362,7 +362,7 @@ def write_documents(docs: ray.data.Dataset, cfg: PipelineConfig) -> None:
 
 
 def _public_columns(batch: pa.Table) -> pa.Table:
-    progress.add(documents=batch.num_rows)
+    progress.done(documents=batch.num_rows)
     return batch.drop_columns([c for c in INTERNAL_COLUMNS if c in batch.column_names])
 
 

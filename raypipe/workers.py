@@ -86,7 +86,7 @@ def _read_counted(file: InputFile, index: int, batch_docs: int) -> Iterable[pa.T
         progress.add(documents=batch.num_rows, rejected=len(rejects))
         yield batch
     count("raypipe_bytes_read", file.size, source=file.input.source or "input")
-    progress.add(bytes=file.size)
+    progress.done(bytes=file.size)
 
 
 def reused(key: str, build: Callable[[], Callable]) -> Callable:
@@ -129,9 +129,10 @@ def tokenize_block(
 ) -> pa.Table:
     """Token ids of a block of documents, `batch_size` documents per tokenizer call."""
     tokenize = reused(key, partial(Tokenize, spec, eos_token))
-    progress.add(documents=batch.num_rows)
     starts = range(0, max(1, batch.num_rows), batch_size)
-    return pa.concat_tables([tokenize(batch.slice(start, batch_size)) for start in starts])
+    tokens = pa.concat_tables([tokenize(batch.slice(start, batch_size)) for start in starts])
+    progress.done(documents=batch.num_rows)
+    return tokens
 
 
 def publish_shard(batch: pa.Table, cells: str, chunks: int, **options) -> pa.Table:
@@ -145,6 +146,7 @@ def publish_shard(batch: pa.Table, cells: str, chunks: int, **options) -> pa.Tab
             count("raypipe_shards_written", 1)
             progress.add(shards=1)
             entries.append(json.dumps(entry))
+    progress.flush()
     return pa.table({"entry": pa.array(entries, pa.string())})
 
 

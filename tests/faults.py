@@ -26,22 +26,33 @@ def worker_pids(marker: str) -> list[int]:
     return actor_pids("", marker)
 
 
+def _title(pid: int) -> str:
+    try:
+        return (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="ignore")
+        )
+    except OSError:
+        return ""
+
+
 def actor_pids(actor_class: str, marker: str = "") -> list[int]:
     """Processes of Ray actors of `actor_class` (titled ray::<class>...) running `marker`."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="ignore")
-        except OSError:
-            continue
-        if cmdline.startswith(f"ray::{actor_class}") and marker in cmdline:
-            pids.append(int(entry.name))
-    return pids
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit()
+        and (title := _title(int(entry.name))).startswith(f"ray::{actor_class}")
+        and marker in title
+    ]
 
 
-def kill(pids: list[int]) -> None:
+def kill_working(pids: list[int], marker: str) -> list[int]:
+    """SIGKILL those of `pids` whose title still shows them running `marker` (Ray retitles
+    a worker ray::IDLE between tasks, an actor ray::Class between calls); the ones killed."""
+    killed = []
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        if marker in _title(pid):
+            with contextlib.suppress(ProcessLookupError):  # it ended between the two lines
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    return killed

@@ -51,7 +51,7 @@ class ShardActor(LshShard):
 def _send(batch: pa.Table, pool: list, cfg: NearDedupConfig) -> pa.Table:
     parts = route(batch, MinHasher.of(cfg), len(pool))
     added = sum(ray.get([shard.add.remote(*p) for shard, p in zip(pool, parts, strict=True)]))
-    progress.add(documents=added)
+    progress.done(documents=added)
     return pa.table({"documents": [added]})
 
 

@@ -13,6 +13,7 @@ from raypipe.progress import Goal, watching
 def _work(n: int) -> None:
     for _ in range(n):
         progress.add(documents=10, rejected=1)
+    progress.flush()  # as every task of a run does at its end
 
 
 @pytest.mark.ray
