@@ -251,8 +251,9 @@ def remove(
     if not removed.documents:
         print(f"nothing removed: no document of {output} matches")
         return
+    copies = f"{removed.copies} copies, " if removed.copies != removed.documents else ""
     print(
-        f"removed {removed.documents} documents ({removed.tokens} tokens) from "
+        f"removed {removed.documents} documents ({copies}{removed.tokens} tokens) from "
         f"{removed.shards} shards; ledger: {storage.join(output, removed.ledger)}"
     )
 

@@ -60,6 +60,7 @@ REWRITABLE = ("native", "megatron")
 @dataclass(frozen=True)
 class Removed:
     documents: int
+    copies: int  # documents as written: the mixture may write one several times
     tokens: int
     shards: int  # shards rewritten
     ledger: str | None  # the ledger file of this removal
@@ -115,13 +116,14 @@ def remove(
         manifest = _apply(output, manifest, number, plan)
     plan = matching(output, manifest, ids, domains)
     if not plan.num_rows:
-        return Removed(0, 0, 0, None)
+        return Removed(0, 0, 0, 0, None)
     number = max([0, *manifest.get("removals", []), *(n for n, _ in _pending(output, {}))]) + 1
     _write_parquet(_plan_uri(output, number), plan)
     _apply(output, manifest, number, plan)
     shards = len(set(plan["shard"].to_pylist()))
     tokens = int(pc.sum(plan["tokens"]).as_py())
-    return Removed(plan.num_rows, tokens, shards, f"rejects/{REASON}-{number:05d}.parquet")
+    ledger = f"rejects/{REASON}-{number:05d}.parquet"
+    return Removed(_documents(plan).num_rows, plan.num_rows, tokens, shards, ledger)
 
 
 def _plan_uri(output: str, number: int) -> str:

@@ -163,3 +163,36 @@ def test_remove_refuses_formats_it_cannot_rewrite(local_ray, mini_corpus, tmp_pa
     result = CliRunner().invoke(app, ["remove", str(out), *removal_request(tmp_path, ["x"])])
     assert result.exit_code == 1 and "content.opt_out" in " ".join(result.output.split())
     assert CliRunner().invoke(app, ["remove", str(out)]).exit_code == 2
+
+
+def test_a_document_the_mixture_wrote_twice_is_removed_once_with_both_copies(
+    local_ray, mini_corpus, tmp_path
+):
+    from raypipe.config import build_config
+    from raypipe.pipeline import Pipeline
+
+    out = tmp_path / "run"
+    cfg = build_config(
+        {
+            "recipe": None,
+            "sources": [{"name": "twice", "paths": [str(mini_corpus)], "epochs": 2}],
+            "input": {"id_field": "id"},
+            "output": {"path": str(out), "shard_tokens": 5_000},
+        },
+        {"pack.seq_len": 256},
+    )
+    before = Pipeline(cfg, log=lambda _: None).run()
+    rows = documents(out)
+    victim = rows[0]["id"]
+    assert [r["id"] for r in rows].count(victim) == 2
+    result = CliRunner().invoke(app, ["remove", str(out), *removal_request(tmp_path, [victim])])
+    assert result.exit_code == 0 and result.output.startswith("removed 1 documents (2 copies, "), (
+        result.output
+    )
+    after = json.loads((out / "manifest.json").read_text())
+    assert after["documents_out"] == before["documents_out"] - 1
+    assert after["documents_written"] == before["documents_written"] - 2
+    source = after["sources"]["twice"]
+    assert source["documents_written"] == before["sources"]["twice"]["documents_written"] - 2
+    assert_accounted(after, out)
+    assert victim not in {r["id"] for r in documents(out)}
