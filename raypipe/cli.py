@@ -211,7 +211,7 @@ def locate(
         places = find(output, keys)
     except (FileNotFoundError, ValueError, StorageError) as error:
         _fail(str(error), 1)
-    for place in places:
+    for place in sorted(places, key=lambda p: keys.index(p.key)):  # in the order asked
         print(place.line())
     missing = set(keys) - {place.key for place in places}
     for key in keys:
