@@ -17,9 +17,29 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from raypipe.batch import alive, counter_column
+from raypipe.batch import DOCUMENT_KEYS, alive, counter_column
 
+# The rejects ledger: one row per rejected document (the documents themselves are not kept).
+LEDGER = pa.schema(
+    [(name, pa.string()) for name in (*DOCUMENT_KEYS, "stage", "reason", "duplicate_of")]
+)
 LENGTH_BINS = 32  # kept documents by characters, bin k = [2^k, 2^(k+1))
+
+
+def ledger_rows(rows: pa.Table, stage: str, reason: str) -> pa.Table:
+    """Ledger rows of `rows` (with the document keys), all rejected by `stage` for `reason`."""
+    n = rows.num_rows
+    duplicate_of = (
+        rows["duplicate_of"] if "duplicate_of" in rows.column_names else pa.nulls(n, pa.string())
+    )
+    return pa.table(
+        {
+            **{key: rows[key] for key in DOCUMENT_KEYS},
+            "stage": pa.array([stage] * n, pa.string()),
+            "reason": pa.array([reason] * n, pa.string()),
+            "duplicate_of": duplicate_of,
+        }
+    )
 
 
 def _by_source(batch: pa.Table, live: np.ndarray) -> dict:

@@ -15,12 +15,11 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import ray.data
 from ray.data import read_parquet
 
 from raypipe import checkpoint, mix, progress
-from raypipe.accounting import merge_tallies, tally_block
+from raypipe.accounting import LEDGER, ledger_rows, merge_tallies, tally_block
 from raypipe.batch import DOCUMENT_KEYS, alive, repeat_rows
 from raypipe.boundary import boundary_table
 from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
@@ -51,9 +50,6 @@ MERGE_CPUS = 0.25  # what merging a few hundred small JSON tallies takes
 # What a packing task holds at most (a chunk, the packer's state, the boundaries of its
 # shard), declared to Ray so that no more of them run on a node than its memory holds.
 PACK_MEMORY = 1 << 30
-LEDGER = pa.schema(
-    [(name, pa.string()) for name in (*DOCUMENT_KEYS, "stage", "reason", "duplicate_of")]
-)
 INTERNAL_COLUMNS = ["uid", "stage", "reason", "text_hash", "rank", "chars", "minhash"]
 
 
@@ -383,7 +379,7 @@ def write_ledger(
         drops = read_parquet(drop_dir, columns=[*DOCUMENT_KEYS, "duplicate_of"])
         rejects = rejects.union(
             drops.map_batches(
-                _as_ledger,
+                ledger_rows,
                 fn_kwargs={"stage": "dedup", "reason": reason},
                 batch_format="pyarrow",
             )
@@ -397,9 +393,7 @@ def write_ledger(
         )
     rejects.write_parquet(target)
     if not storage.exists(target):  # nothing rejected: the ledger exists, empty
-        sink = pa.BufferOutputStream()
-        pq.write_table(LEDGER.empty_table(), sink)
-        storage.write_atomic(storage.join(target, "empty.parquet"), sink.getvalue().to_pybytes())
+        storage.write_table(storage.join(target, "empty.parquet"), LEDGER.empty_table())
 
 
 def _rejected_rows(batch: pa.Table) -> pa.Table:
@@ -407,21 +401,6 @@ def _rejected_rows(batch: pa.Table) -> pa.Table:
     return rejected.append_column("duplicate_of", pa.nulls(rejected.num_rows, pa.string()))
 
 
-def _as_ledger(rows: pa.Table, stage: str, reason: str) -> pa.Table:
-    n = rows.num_rows
-    duplicate_of = (
-        rows["duplicate_of"] if "duplicate_of" in rows.column_names else pa.nulls(n, pa.string())
-    )
-    return pa.table(
-        {
-            **{key: rows[key] for key in DOCUMENT_KEYS},
-            "stage": pa.array([stage] * n, pa.string()),
-            "reason": pa.array([reason] * n, pa.string()),
-            "duplicate_of": duplicate_of,
-        }
-    )
-
-
 def _not_sampled(batch: pa.Table, plan: dict, seed: int) -> pa.Table:
     unsampled = batch.filter(pa.array(copy_counts(batch, plan, seed) == 0))
-    return _as_ledger(unsampled, "mix", "not_sampled")
+    return ledger_rows(unsampled, "mix", "not_sampled")

@@ -31,6 +31,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from raypipe import megatron, mix
+from raypipe.accounting import ledger_rows
 from raypipe.blocklists import DomainSet, split_url
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
@@ -74,12 +75,6 @@ def _write_json(uri: str, value: dict) -> None:
     storage.write_atomic(uri, json.dumps(value, indent=2).encode())
 
 
-def _write_parquet(uri: str, table: pa.Table) -> None:
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
-    storage.write_atomic(uri, sink.getvalue().to_pybytes())
-
-
 def matching(output: str, manifest: dict, ids: set[str], domains: DomainSet | None) -> pa.Table:
     """Rows of the current shards' documents tables whose id is in `ids` or whose URL's host
     is under one of `domains`."""
@@ -117,8 +112,8 @@ def remove(
     plan = matching(output, manifest, ids, domains)
     if not plan.num_rows:
         return Removed(0, 0, 0, 0, None)
-    number = max([0, *manifest.get("removals", []), *(n for n, _ in _pending(output, {}))]) + 1
-    _write_parquet(_plan_uri(output, number), plan)
+    number = max([0, *manifest.get("removals", [])]) + 1  # pending plans were applied above
+    storage.write_table(_plan_uri(output, number), plan)
     _apply(output, manifest, number, plan)
     shards = len(set(plan["shard"].to_pylist()))
     tokens = int(pc.sum(plan["tokens"]).as_py())
@@ -146,21 +141,14 @@ def _pending(output: str, manifest: dict) -> list[tuple[int, pa.Table]]:
 
 def _apply(output: str, manifest: dict, number: int, plan: pa.Table) -> dict:
     """Rewrite the shards `plan` touches, then commit the new manifest and report."""
-    entries = {entry["path"]: entry for entry in manifest["shards"]}
     replaced = {}
     for path in sorted(set(plan["shard"].to_pylist())):
         gone = plan.filter(pc.equal(plan["shard"], path))["document"].to_numpy()
         replaced[path] = _rewrite(output, manifest, path, gone, number)
-    ledger = _documents(plan).select(["id", "source", "url"])
-    n = ledger.num_rows
-    ledger = ledger.append_column("stage", pa.array([STAGE] * n, pa.string()))
-    ledger = ledger.append_column("reason", pa.array([REASON] * n, pa.string()))
-    ledger = ledger.append_column("duplicate_of", pa.nulls(n, pa.string()))
-    _write_parquet(storage.join(output, "rejects", f"{REASON}-{number:05d}.parquet"), ledger)
-    sidecars = {
-        path: _json(sidecar_uri(output, shard_group(path.rsplit("/", 1)[-1]))) for path in entries
-    }
-    sidecars.update({old: new for old, new in replaced.items()})
+    ledger = ledger_rows(_documents(plan), STAGE, REASON)
+    storage.write_table(storage.join(output, "rejects", f"{REASON}-{number:05d}.parquet"), ledger)
+    sidecars = {e["path"]: _sidecar(output, e["path"]) for e in manifest["shards"]}
+    sidecars.update(replaced)
     manifest = _account(manifest, plan, [sidecars[e["path"]] for e in manifest["shards"]])
     report = _json(storage.join(output, "report.json"))
     report["tags"] = manifest["tags"]
@@ -221,9 +209,7 @@ def _rewrite(output: str, manifest: dict, path: str, gone: np.ndarray, number: i
     """Shard `path` without the documents numbered `gone`, as NAME.rN; its sidecar entry."""
     name = path.rsplit("/", 1)[-1]
     new_name = f"{name.split('.')[0]}.r{number}"
-    fs, at = storage.filesystem(documents_uri(output, path))
-    with fs.open_input_file(at) as handle:
-        table = pq.read_table(handle)
+    table = storage.read_table(documents_uri(output, path))
     kept = table.filter(pc.invert(pc.is_in(table["document"], pa.array(gone))))
     stats = ShardStats(manifest["vocab_size"])
     if manifest["config"]["output"]["format"] == "native":
@@ -234,17 +220,17 @@ def _rewrite(output: str, manifest: dict, path: str, gone: np.ndarray, number: i
     entry["stats"] = stats.as_dict()
     if "split_documents" in entry:  # packed formats count them
         entry["stats"]["split_documents"] = entry.pop("split_documents")
-    old = _json(sidecar_uri(output, _group(name)))
+    old = _sidecar(output, path)
     entry.update(fingerprint=old["fingerprint"], group=old["group"])
     write_documents(output, entry["path"], kept)
     storage.write_atomic(sidecar_uri(output, old["group"]), json.dumps(entry).encode())
     return entry
 
 
-def _group(name: str) -> int:
-    group = shard_group(name)
-    assert group is not None, name
-    return group
+def _sidecar(output: str, path: str) -> dict:
+    """The sidecar entry of the shard at `path` (NAME.json, which names the shard's
+    current version)."""
+    return _json(sidecar_uri(output, shard_group(path.rsplit("/", 1)[-1])))
 
 
 def _rewrite_native(

@@ -152,9 +152,7 @@ def write_documents(output: str, path: str, placed: pa.Table) -> None:
     piece of it."""
     placed = placed.drop_columns([c for c in ["shard"] if c in placed.column_names])
     shard = pa.array([path] * placed.num_rows, pa.string())
-    sink = pa.BufferOutputStream()
-    pq.write_table(placed.add_column(0, "shard", shard), sink, compression="zstd")
-    storage.write_atomic(documents_uri(output, path), sink.getvalue().to_pybytes())
+    storage.write_table(documents_uri(output, path), placed.add_column(0, "shard", shard))
 
 
 DOCUMENTS_COLUMNS = {"shard", "document", "chars", "tokens", "first_sequence", "last_sequence"}

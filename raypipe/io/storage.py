@@ -16,7 +16,9 @@ import tempfile
 import uuid
 from urllib.parse import urlparse
 
+import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 PREFLIGHT_ATTEMPTS = 2
 
@@ -139,6 +141,20 @@ def write_atomic(uri: str, data: bytes) -> None:
         out.flush()
         os.fsync(out.fileno())
     os.replace(temporary, path)
+
+
+def write_table(uri: str, table: pa.Table) -> None:
+    """Publish `table` at `uri` as one Parquet file (zstd), atomically."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    write_atomic(uri, sink.getvalue().to_pybytes())
+
+
+def read_table(uri: str) -> pa.Table:
+    """One Parquet file, local or remote."""
+    fs, path = filesystem(uri)
+    with fs.open_input_file(path) as handle:
+        return pq.read_table(handle)
 
 
 def remove(uri: str) -> None:
