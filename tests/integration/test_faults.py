@@ -44,7 +44,7 @@ def test_killing_a_worker_mid_run_changes_nothing(corpus_and_reference, tmp_path
     deadline = time.time() + 120
     while not killed and runner.is_alive() and time.time() < deadline:
         if working := worker_pids(f"({victim})"):
-            time.sleep(0.3)  # let it take some batches first
+            time.sleep(0.05)  # into its work, not yet past it (a task here lasts ~0.3 s)
             killed = kill_working(working, f"({victim})")
         time.sleep(0.05)
     runner.join(timeout=600)
