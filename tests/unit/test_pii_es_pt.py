@@ -64,3 +64,22 @@ def test_check_digits():
     assert not valid_cpf("111.111.111-11")  # repeated digits pass the sums but are never issued
     assert valid_cnpj("11.222.333/0001-81") and not valid_cnpj("11.222.333/0001-80")
     assert valid_cnpj("11222333000181") and not valid_cnpj("1122233300018")
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("Teléfono: 612 345 678.", "612 345 678"),
+        ("Telemóvel 912 345 678.", "912 345 678"),
+        ("Call me on +34 612 345 678 tomorrow.", "+34 612 345 678"),
+        # the same digits with no phone word: a count, a file number, a tax number
+        ("The archive holds 612 345 678 records.", None),
+        ("Expediente 912 345 678 del juzgado.", None),
+        ("EIN or federal tax identification number is 64-6221541.", None),
+    ],
+)
+def test_a_spanish_or_portuguese_national_number_is_a_phone_only_beside_a_phone_word(
+    text, masked
+):
+    [spans] = Detector({"PHONE_NUMBER": PiiConfig().phone_number.threshold})([text])
+    assert [text[s.start : s.end] for s in spans] == ([masked] if masked else [])
