@@ -366,6 +366,25 @@ def ablate(
     print(f"models:  {result['out']}/models/")
 
 
+def _texts(paths: list[str], text_field: str):
+    """The alive texts of text, JSONL or Parquet files, folders or globs, read in turn."""
+    from raypipe.batch import alive_texts
+    from raypipe.config import InputConfig
+    from raypipe.io.readers import read_file
+
+    cfg = InputConfig(text_field=text_field)
+    try:
+        files = storage.expand(paths)
+    except StorageError as error:
+        _fail(str(error), 1)
+    for index, (uri, *_) in enumerate(files):
+        for batch in read_file(uri, index, cfg, 1024):
+            yield from alive_texts(batch)[1]
+
+
+TextFieldOpt = Annotated[str, typer.Option(help="Field holding the text")]
+
+
 @app.command("train-lm")
 def train_lm(
     reference: Annotated[
@@ -373,31 +392,56 @@ def train_lm(
     ],
     out: Annotated[str, typer.Option(help="Model file to write (quality.perplexity.model)")],
     order: Annotated[int, typer.Option(min=2, max=3, help="Bytes of context + 1")] = 3,
-    text_field: Annotated[str, typer.Option(help="Field holding the text")] = "text",
+    text_field: TextFieldOpt = "text",
 ) -> None:
     """Train the byte n-gram model the perplexity filter scores documents with."""
-    from raypipe.batch import alive_texts
-    from raypipe.config import InputConfig
-    from raypipe.io.readers import read_file
     from raypipe.quality.perplexity import ByteLM
 
-    cfg = InputConfig(text_field=text_field)
     try:
-        files = storage.expand(reference)
-    except StorageError as error:
-        _fail(str(error), 1)
-
-    def texts():
-        for index, (uri, *_) in enumerate(files):
-            for batch in read_file(uri, index, cfg, 1024):
-                yield from alive_texts(batch)[1]
-
-    try:
-        model = ByteLM.train(texts(), order)
+        model = ByteLM.train(_texts(reference, text_field), order)
     except ValueError as error:
         _fail(str(error), 1)
     model.save(out)
-    console.print(f"model: {out} (order {order}, {len(files)} file(s))", highlight=False)
+    console.print(f"model: {out} (order {order}, {len(reference)} path(s))", highlight=False)
+
+
+@app.command("train-classifier")
+def train_classifier(
+    positive: Annotated[
+        list[str], typer.Option(help="Text to keep: JSONL/Parquet/text files, folders, globs")
+    ],
+    negative: Annotated[list[str], typer.Option(help="Text to drop: the same kinds of path")],
+    out: Annotated[str, typer.Option(help="Model file to write (quality.classifier.model)")],
+    epoch: Annotated[int, typer.Option(min=1, max=100, help="Passes over the examples")] = 10,
+    lr: Annotated[float, typer.Option(min=0.01, max=2.0, help="Learning rate")] = 0.5,
+    dim: Annotated[int, typer.Option(min=8, max=300, help="Size of the word vectors")] = 64,
+    word_ngrams: Annotated[
+        int, typer.Option(min=1, max=3, help="Longest word n-gram the model sees")
+    ] = 2,
+    seed: Annotated[int, typer.Option(help="Shuffle and initialisation seed")] = 0,
+    text_field: TextFieldOpt = "text",
+) -> None:
+    """Train the fastText quality classifier the `quality.classifier` filter scores with
+    (P(keep), as DCLM's and FineWeb-Edu's classifiers)."""
+    from raypipe.quality.classifier import train
+
+    try:
+        counts = train(
+            _texts(positive, text_field),
+            _texts(negative, text_field),
+            out,
+            epoch=epoch,
+            lr=lr,
+            dim=dim,
+            word_ngrams=word_ngrams,
+            seed=seed,
+        )
+    except ValueError as error:
+        _fail(str(error), 1)
+    console.print(
+        f"model: {out} ({counts['positive']:,} positive, {counts['negative']:,} negative examples)",
+        highlight=False,
+    )
 
 
 @app.command()

@@ -355,6 +355,22 @@ class PerplexityConfig(Section):
         return self
 
 
+class ClassifierConfig(Section):
+    enabled: bool = Field(
+        False,
+        description="Score documents with a fastText quality classifier (column "
+        "quality_score: P(keep)); train one with `raypipe train-classifier`",
+    )
+    model: str | None = Field(None, description="Model file written by `raypipe train-classifier`")
+    min_score: float = Field(0.5, ge=0, le=1, description="Lower P(keep): classifier:quality_score")
+
+    @model_validator(mode="after")
+    def _needs_model(self) -> ClassifierConfig:
+        if self.enabled and not self.model:
+            raise ValueError("classifier needs a model: train one with `raypipe train-classifier`")
+        return self
+
+
 class QualityConfig(Section):
     enabled: bool = True
     heuristic: HeuristicConfig = HeuristicConfig()
@@ -363,6 +379,7 @@ class QualityConfig(Section):
     c4: C4Config = C4Config()
     fineweb: FineWebConfig = FineWebConfig()
     perplexity: PerplexityConfig = PerplexityConfig()
+    classifier: ClassifierConfig = ClassifierConfig()
 
 
 def _pii_entity(name: str, threshold: float, enabled: bool = True) -> type[Section]:

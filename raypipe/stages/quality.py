@@ -1,9 +1,10 @@
 """Quality filters: documents that are not prose a model should learn from.
 
 Rules run in the order of FineWeb's recipe: heuristic, gopher_repetition, gopher_quality,
-c4, fineweb, perplexity; the first rule a document fails names its reason. c4 also removes
-the lines that are not sentences, and the rules after it see the cleaned page. With
-perplexity on, every document that reaches it gets its score in the column `bits_per_byte`.
+c4, fineweb, then the model-based perplexity and classifier; the first rule a document
+fails names its reason. c4 also removes the lines that are not sentences, and the rules
+after it see the cleaned page. Every document that reaches a model-based rule gets its
+score: `bits_per_byte` (perplexity), `quality_score` (the classifier's P(keep)).
 Each rule is a `Filter` (raypipe.stages.filter); this file only binds them to their config.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 from raypipe.config import (
     C4Config,
+    ClassifierConfig,
     FineWebConfig,
     GopherQualityConfig,
     GopherRepetitionConfig,
@@ -21,6 +23,7 @@ from raypipe.config import (
     QualityConfig,
 )
 from raypipe.quality.c4 import clean_page
+from raypipe.quality.classifier import QualityModel
 from raypipe.quality.fineweb import fineweb_reason
 from raypipe.quality.gopher import quality_reason, repetition_reason
 from raypipe.quality.heuristic import heuristic_reasons
@@ -107,6 +110,23 @@ class Perplexity(Filter):
         return reasons
 
 
+class Classifier(Filter):
+    name = "classifier"
+    scores = ("quality_score",)
+
+    def __init__(self, cfg: ClassifierConfig):
+        self.cfg = cfg
+
+    def setup(self) -> None:
+        self.model = QualityModel(self.cfg.model)
+
+    def reasons(self, docs: Docs) -> Sequence[str | None]:
+        scores = self.model.score(docs.texts)
+        for i, score in enumerate(scores.tolist()):
+            docs.score("quality_score", i, score)
+        return ["classifier:quality_score" if s < self.cfg.min_score else None for s in scores]
+
+
 RULES: list[tuple[str, type[Filter]]] = [
     ("heuristic", Heuristic),
     ("gopher_repetition", GopherRepetition),
@@ -114,6 +134,7 @@ RULES: list[tuple[str, type[Filter]]] = [
     ("c4", C4),
     ("fineweb", FineWeb),
     ("perplexity", Perplexity),
+    ("classifier", Classifier),
 ]
 
 

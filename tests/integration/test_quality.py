@@ -12,6 +12,7 @@ import pytest
 from raypipe.config import InputConfig, build_config
 from raypipe.io.readers import read_file
 from raypipe.pipeline import Pipeline, document_stages
+from raypipe.quality.classifier import train
 from raypipe.quality.perplexity import ByteLM
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -21,6 +22,8 @@ def test_quality_filters_in_a_run(local_ray, mini_corpus, tmp_path):
     texts = [json.loads(line)["text"] for line in mini_corpus.read_text().splitlines()]
     model = tmp_path / "mini.lm"
     ByteLM.train(texts[::2], order=2).save(model)
+    classifier = tmp_path / "mini.bin"  # drops what looks like mini's even half
+    train(texts[1::2], texts[::2], classifier)
     cfg = build_config(
         {
             "recipe": None,  # only the rules named here
@@ -34,6 +37,7 @@ def test_quality_filters_in_a_run(local_ray, mini_corpus, tmp_path):
                 "c4": {"enabled": True},
                 "fineweb": {"enabled": True},
                 "perplexity": {"enabled": True, "model": str(model), "max_bits_per_byte": 4.5},
+                "classifier": {"enabled": True, "model": str(classifier), "min_score": 0.5},
             },
         }
     )
@@ -49,7 +53,7 @@ def test_quality_filters_in_a_run(local_ray, mini_corpus, tmp_path):
         r: n for r, n in manifest["rejected"].items() if r.split(":")[0] != "exact_duplicate"
     }
     assert quality == {r: n for r, n in expected.items() if r.split(":")[0] != "exact_duplicate"}
-    assert {r.split(":")[0] for r in quality} >= {"gopher_quality", "c4"}
+    assert {r.split(":")[0] for r in quality} >= {"gopher_quality", "c4", "classifier"}
     assert manifest["documents_in"] == manifest["documents_out"] + sum(
         manifest["rejected"].values()
     )

@@ -78,8 +78,6 @@ def test_check_digits():
         ("EIN or federal tax identification number is 64-6221541.", None),
     ],
 )
-def test_a_spanish_or_portuguese_national_number_is_a_phone_only_beside_a_phone_word(
-    text, masked
-):
+def test_a_spanish_or_portuguese_national_number_is_a_phone_only_beside_a_phone_word(text, masked):
     [spans] = Detector({"PHONE_NUMBER": PiiConfig().phone_number.threshold})([text])
     assert [text[s.start : s.end] for s in spans] == ([masked] if masked else [])
