@@ -32,7 +32,7 @@ from raypipe.io import storage
 from raypipe.io.readers import read_file
 from raypipe.manifest import Outcome, build_manifest
 from raypipe.progress import Goal, watching
-from raypipe.runtime import connect, use_storage
+from raypipe.runtime import connect, use_storage, workers
 from raypipe.stages import Stage
 from raypipe.stages.content import Content, lists_in_use
 from raypipe.stages.extract import Extract
@@ -201,7 +201,12 @@ class Pipeline:
             "2/3 near duplicates",
             folder("near"),
             lambda d: near_duplicates(
-                folder("clean"), drop_dirs.get("exact_duplicate"), d, cfg.near
+                folder("clean"),
+                drop_dirs.get("exact_duplicate"),
+                d,
+                cfg.near,
+                documents=cleaned,
+                workers=workers(self.cfg.ray),
             ),
             Goal("documents", cleaned),
         )

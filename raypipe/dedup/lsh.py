@@ -47,6 +47,14 @@ from raypipe.dedup.minhash import (
 )
 
 SIZE_BINS = (2, 3, 5, 9, 17, 33, 65, 129)  # cluster sizes 2, 3-4, 5-8, ..., 129+
+# What a shard holds per document it owns: the document's uid, rank, id, source and url
+# (about 256 bytes) throughout; at the sort that turns buckets into edges, each band entry
+# (key, uid, rank: 24 bytes) held, concatenated and ordered (about 72 bytes a band); with
+# verification, later, the shingle sets of candidate documents (1,523 bytes per document
+# on the benchmark corpus, BENCHMARKS.md: more where more of a corpus is near-duplicate).
+DOCUMENT_BYTES, BAND_BYTES, SHINGLE_BYTES = 256, 72, 1_536
+SHARD_BYTES = 4 << 30  # the most one shard's tables take: a 64 GiB worker holds many
+SHARD_BASE = 256 << 20  # an actor's interpreter, pyarrow and numpy before any table
 BUCKET_HEADS = 3
 
 
@@ -88,6 +96,15 @@ def size_histogram(sizes: np.ndarray) -> dict[str, int]:
         for low, high in zip(edges, edges[1:], strict=False)
     ]
     return {name: int(n) for name, n in zip(names, counts, strict=True) if n}
+
+
+def shard_layout(documents: int, cfg: NearDedupConfig, workers: int) -> tuple[int, int]:
+    """How many shards cluster `documents`, and the memory each declares to Ray: one shard
+    per worker (at least 2), more when that would put over SHARD_BYTES in one shard."""
+    peak = max(cfg.bands * BAND_BYTES, SHINGLE_BYTES if cfg.verify else 0)
+    per_document = DOCUMENT_BYTES + peak
+    shards = max(2, workers, -(-documents * per_document // SHARD_BYTES))
+    return shards, SHARD_BASE + -(-documents // shards) * per_document
 
 
 class LshShard:

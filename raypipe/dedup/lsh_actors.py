@@ -24,15 +24,22 @@ from raypipe.dedup.lsh import (
     owner_of,
     route,
     send_shingles,
+    shard_layout,
 )
 from raypipe.dedup.minhash import MinHasher
 from raypipe.io import storage
-from raypipe.runtime import cluster_cpus
 
 ATTEMPTS = 3  # a lost shard actor costs a rerun of the phase from the checkpoint
 
 
-@ray.remote(num_cpus=0, max_restarts=0, scheduling_strategy="SPREAD")
+# A quarter of a CPU each: the shards work hard only between the steps that feed them
+# (sealing, the component rounds), while a whole CPU each would leave the tasks that feed
+# them no room on a small cluster. Declaring some CPU keeps them off a head node that
+# offers none (cluster.yaml's), so an autoscaler starts workers for them.
+SHARD_CPUS = 0.25
+
+
+@ray.remote(num_cpus=SHARD_CPUS, max_restarts=0, scheduling_strategy="SPREAD")
 class ShardActor(LshShard):
     def publish(self, folder: str, *keeper_ids: pa.Array) -> int:
         """Write this shard's removed documents (named after the shard: a rerun rewrites)."""
@@ -123,17 +130,24 @@ def _lost_a_shard(pool: list) -> bool:
 
 
 def near_duplicates(
-    clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
+    clean_dir: str,
+    excluded_dir: str | None,
+    folder: str,
+    cfg: NearDedupConfig,
+    documents: int,
+    workers: int,
 ) -> dict:
-    """Phase 2b: near-duplicates of the clean checkpoint's documents, written to `folder`.
+    """Phase 2b: near-duplicates of the clean checkpoint's `documents`, written to `folder`.
 
     `excluded_dir` lists documents exact dedup already removed. The result does not depend
-    on the number of shards (at least 2, so every shard call returns a list of parts).
+    on the number of shards (at least 2, so every shard call returns a list of parts):
+    lsh.shard_layout sizes them from the documents and the `workers` a stage may use.
     """
-    shards = max(2, cluster_cpus())
+    shards, memory = shard_layout(documents, cfg, workers)
     threshold = cfg.threshold if cfg.verify else None
+    actor = ShardActor.options(memory=memory)
     for attempt in itertools.count(1):
-        pool = [ShardActor.remote(j, shards, threshold) for j in range(shards)]
+        pool = [actor.remote(j, shards, threshold) for j in range(shards)]
         try:
             return _cluster(pool, clean_dir, excluded_dir, folder, cfg)
         except Exception:

@@ -209,3 +209,19 @@ def test_the_algorithm_module_does_not_use_ray():
     import raypipe.dedup.lsh as algorithm
 
     assert not {"ray", "ray.data"} & {getattr(v, "__name__", "") for v in vars(algorithm).values()}
+
+
+def test_shards_follow_the_workers_and_the_data_size():
+    from raypipe.config import NearDedupConfig
+    from raypipe.dedup.lsh import SHARD_BASE, SHARD_BYTES, shard_layout
+
+    bands = NearDedupConfig(bands=14, rows=8, verify=False)
+    assert shard_layout(1_000, bands, workers=1) == (2, SHARD_BASE + 500 * (256 + 14 * 72))
+    assert shard_layout(1_000, bands, workers=8)[0] == 8  # ray.max_actors, or the CPUs
+    # a billion documents (docs/neardup.md): the band tables alone ask for 295 shards
+    shards, memory = shard_layout(10**9, bands, workers=32)
+    assert shards == 295 and memory - SHARD_BASE <= SHARD_BYTES
+    assert shard_layout(10**9, bands, workers=1024)[0] == 1024
+    # verification's shingle sets, held after the band tables are gone, weigh more
+    verified = NearDedupConfig(bands=14, rows=8, verify=True)
+    assert shard_layout(10**9, verified, workers=32)[0] == 418
