@@ -23,6 +23,9 @@ WORK_DIR = "_work"
 MARKER = "_COMMITTED"
 # Options that only shape phase 3 (tokenize, pack, write) or how Ray runs.
 PHASE3_ONLY = ("output", "tokenizer", "eos_token", "pack", "tokenize", "ray", "seed")
+# The checkpoints' columns: a new layout (2: the tokens checkpoint counts words) never
+# resumes from a checkpoint of an older one.
+LAYOUT = 2
 
 
 def _digest(value: object) -> str:
@@ -34,7 +37,7 @@ def fingerprints(cfg: PipelineConfig, files: list[tuple[str, int, int]]) -> tupl
     """(cleaning fingerprint, whole-run fingerprint)."""
     options = cfg.model_dump(mode="json")
     cleaning = {k: v for k, v in options.items() if k not in PHASE3_ONLY}
-    clean_fp = _digest([__version__, files, cleaning])
+    clean_fp = _digest([__version__, LAYOUT, files, cleaning])
     run_options = {k: v for k, v in options.items() if k != "ray"}
     run_options["output"] = {
         k: v for k, v in run_options["output"].items() if k not in ("overwrite", "keep_work")

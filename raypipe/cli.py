@@ -156,6 +156,8 @@ def _run(cfg: PipelineConfig) -> None:
         raise typer.Exit(130) from None
     out = cfg.output.path
     console.print(_summary(manifest))
+    for warning in manifest.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     if "shards" in manifest:
         print(f"shards:   {storage.join(out, 'shards')}/")
     else:

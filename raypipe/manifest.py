@@ -11,7 +11,7 @@ from raypipe.accounting import CleanTally, NearTally, SourceTokens
 from raypipe.config import PipelineConfig
 from raypipe.io import storage
 from raypipe.report.html import render
-from raypipe.report.stats import dataset_report
+from raypipe.report.stats import dataset_report, warnings
 from raypipe.report.tags import tag_counts
 from raypipe.tokenizer import LoadedTokenizer, load_tokenizer
 from raypipe.writers import FORMATS
@@ -46,11 +46,17 @@ class Outcome:
     shards: list[dict] = field(default_factory=list)  # published shard entries
 
 
-def token_report(shards: list[dict], loaded: LoadedTokenizer, seq_len: int) -> dict:
-    """The token dataset's statistics from its shards' own, top tokens named."""
+def token_report(
+    shards: list[dict], loaded: LoadedTokenizer, seq_len: int, packed: bool
+) -> dict:
+    """The token dataset's statistics from its shards' own, top tokens named, and the
+    figures outside their usual ranges (`warnings`)."""
     report = dataset_report(shards, loaded.vocab_size, seq_len)
     for item in report["top_tokens"]:
         item["token"] = loaded.tokenizer.id_to_token(item["id"])
+    if not packed:  # megatron: one sequence per whole document, packed by Megatron at training
+        report.update(sequence_utilization=None, split_documents=None)
+    report["warnings"] = warnings(report)
     return report
 
 
@@ -89,11 +95,10 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
     manifest["tags"] = report["tags"] = tag_counts(manifest["sources"], mixture)
     if cfg.tokenizer:
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token)
-        report.update(token_report(run.shards, loaded, cfg.pack.seq_len))
-        if FORMATS[cfg.output.format].packed:
-            report["pack_strategy"] = cfg.pack.strategy
-        else:  # megatron: one sequence per whole document, packed by Megatron at training time
-            report.update(pack_strategy=None, sequence_utilization=None, split_documents=None)
+        packed = FORMATS[cfg.output.format].packed
+        report.update(token_report(run.shards, loaded, cfg.pack.seq_len, packed))
+        report["pack_strategy"] = cfg.pack.strategy if packed else None
+        manifest["warnings"] = report["warnings"]
         manifest.update(
             documents_written=report["documents"],
             tokens=report["tokens"],

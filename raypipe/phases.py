@@ -253,7 +253,7 @@ def scatter(
 ) -> dict:
     """Copies of each document (per the mixture plan) into their shard's cells."""
     copies = read_parquet(
-        tokens_dir, columns=["uid", *DOCUMENT_KEYS, "tokens", "n_tokens", "chars"]
+        tokens_dir, columns=["uid", *DOCUMENT_KEYS, "tokens", "n_tokens", "chars", "words"]
     )
     written = copies.map_batches(
         _scatter_batch,

@@ -51,7 +51,7 @@ from raypipe.shards import (
     write_shard,
 )
 from raypipe.tokenizer import load_tokenizer
-from raypipe.writers import SHARDS_DIR, MegatronShard, covered
+from raypipe.writers import FORMATS, SHARDS_DIR, MegatronShard, covered
 
 REASON, STAGE = "removed", "remove"
 PLANS_DIR = "_removals"
@@ -155,7 +155,9 @@ def _apply(output: str, manifest: dict, number: int, plan: pa.Table) -> dict:
     manifest["removals"] = [*manifest.get("removals", []), number]
     options = manifest["config"]
     loaded = load_tokenizer(options["tokenizer"], options["eos_token"])
-    report.update(token_report(list(sidecars.values()), loaded, manifest["seq_len"]))
+    packed = FORMATS[options["output"]["format"]].packed
+    report.update(token_report(list(sidecars.values()), loaded, manifest["seq_len"], packed))
+    manifest["warnings"] = report["warnings"]
     report["sources"] = manifest["sources"]
     _write_json(storage.join(output, "report.json"), report)
     storage.write_atomic(storage.join(output, "report.html"), render(manifest, report).encode())
@@ -216,7 +218,7 @@ def _rewrite(output: str, manifest: dict, path: str, gone: np.ndarray, number: i
         entry, kept, valid = _rewrite_native(output, path, new_name, gone, kept, manifest)
     else:
         entry, kept, valid = _rewrite_megatron(output, path, new_name, gone, kept, manifest)
-    stats.add(valid, kept["tokens"].to_numpy(), kept["chars"].to_numpy())
+    stats.add(valid, kept["tokens"].to_numpy(), kept["chars"].to_numpy(), kept["words"].to_numpy())
     entry["stats"] = stats.as_dict()
     if "split_documents" in entry:  # packed formats count them
         entry["stats"]["split_documents"] = entry.pop("split_documents")

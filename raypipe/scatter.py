@@ -25,7 +25,7 @@ from raypipe.io import storage
 
 CELLS_KEY = b"raypipe.cells"  # schema metadata: the cell of each row group, in order
 # What packing reads back: the tokens, and the keys of each shard's documents table.
-COLUMNS = ["tokens", "n_tokens", "chars", "order", *DOCUMENT_KEYS]
+COLUMNS = ["tokens", "n_tokens", "chars", "words", "order", *DOCUMENT_KEYS]
 # Tokens per chunk a shard is gathered in: the most a packing task holds at once
 # (a few copies of it, as Arrow columns and numpy arrays, about 150 MB at uint32).
 CHUNK_TOKENS = 8_000_000

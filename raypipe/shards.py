@@ -114,10 +114,10 @@ def publish(
     """
     stats, writer, documents, keys = ShardStats(vocab_size), None, 0, []
     for chunk in chunks:
-        keys.append(chunk.select([*DOCUMENT_KEYS, "chars"]))
+        keys.append(chunk.select([*DOCUMENT_KEYS, "chars", "words"]))
         flat = pc.list_flatten(chunk["tokens"]).to_numpy()
         lengths = chunk["n_tokens"].to_numpy()
-        stats.add(flat, lengths, chunk["chars"].to_numpy())
+        stats.add(flat, lengths, chunk["chars"].to_numpy(), chunk["words"].to_numpy())
         documents += len(lengths)
         writer = writer or FORMATS[form].writer(
             output, shard_name(group), flat.dtype, vocab_size, packing
@@ -155,7 +155,9 @@ def write_documents(output: str, path: str, placed: pa.Table) -> None:
     storage.write_table(documents_uri(output, path), placed.add_column(0, "shard", shard))
 
 
-DOCUMENTS_COLUMNS = {"shard", "document", "chars", "tokens", "first_sequence", "last_sequence"}
+DOCUMENTS_COLUMNS = {
+    *("shard", "document", "chars", "words", "tokens", "first_sequence", "last_sequence")
+}
 
 
 def require_documents_tables(output: str, manifest: dict) -> None:

@@ -95,6 +95,7 @@ def render(manifest: dict, report: dict) -> str:
             ("tokens", report["tokens"]),
             ("sequences", report["sequences"]),
             ("chars per token", f"{report['chars_per_token']:.2f}"),
+            ("words per document", f"{report['doc_words']['mean']:,.0f}"),
             ("vocabulary used", f"{report['vocab_utilization']:.3f}"),
         ]
         if report["sequence_utilization"] is not None:  # None: unpacked (megatron) output
@@ -105,6 +106,7 @@ def render(manifest: dict, report: dict) -> str:
     sources = manifest.get("sources", {})
     parts = [
         "<h2>Summary</h2>",
+        *(f"<p class='warning'>warning: {escape(w)}</p>" for w in report.get("warnings", [])),
         table(summary),
         "<h2>Funnel</h2>",
         bar_chart("Documents remaining after each stage", funnel),

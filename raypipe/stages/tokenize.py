@@ -27,7 +27,8 @@ def token_lists(ids: list[list[int]], eos_id: int, dtype: str) -> pa.ListArray:
 
 
 class Tokenize:
-    """Adds `tokens` (ids + EOS), `n_tokens` and `chars`; drops the text it encoded."""
+    """Adds `tokens` (ids + EOS), `n_tokens`, `chars` and `words`; drops the text it
+    encoded. Words are runs between ASCII whitespace (four times faster than Unicode's)."""
 
     name = "tokenize"
 
@@ -42,9 +43,11 @@ class Tokenize:
         ids = self.loaded.encode_batch(texts)
         tokens = token_lists(ids, self.loaded.eos_id, self.loaded.dtype)
         chars = pc.utf8_length(batch["text"])
+        words = pc.list_value_length(pc.ascii_split_whitespace(batch["text"]))
         batch = batch.drop_columns(["text"])
         return (
             batch.append_column("tokens", tokens)
             .append_column("n_tokens", pc.list_value_length(tokens))
             .append_column("chars", chars)
+            .append_column("words", words)
         )

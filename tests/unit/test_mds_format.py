@@ -26,6 +26,7 @@ def documents(seed: int, vocab_size: int) -> pa.Table:
             "tokens": pa.array(docs, pa.list_(ids)),
             "n_tokens": [len(d) for d in docs],
             "chars": [4 * len(d) for d in docs],
+            "words": [len(d) for d in docs],
             **document_keys(len(docs)),
         }
     )

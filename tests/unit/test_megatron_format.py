@@ -20,6 +20,7 @@ def test_megatron_core_reads_every_document_as_written(tmp_path, vocab_size):
             "tokens": docs,
             "n_tokens": [len(d) for d in docs],
             "chars": [4 * len(d) for d in docs],
+            "words": [len(d) for d in docs],
             "order": [3, 1, 2, 0],  # written in this order
             **document_keys(4),
         }

@@ -56,6 +56,7 @@ def test_labels_are_escaped():
 
 def test_packing_figures_only_for_packed_output():
     tokens = {"tokens": 900, "sequences": 3, "chars_per_token": 4.0, "vocab_utilization": 0.1}
+    tokens["doc_words"] = {"min": 10, "mean": 150.0, "max": 300}
     base = {"languages": {}, "length_bins": [0] * 32, **tokens}
     packed = render(MANIFEST, {**base, "sequence_utilization": 0.9375, "split_documents": 2})
     assert "<td>sequence utilization</td><td>0.9375</td>" in packed

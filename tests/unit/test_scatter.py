@@ -16,6 +16,7 @@ def copies(uids: np.ndarray, shards: int, seed: int = 3) -> pa.Table:
             "tokens": [[int(u), int(u) + 1] for u in uids],
             "n_tokens": np.full(len(uids), 2, np.int64),
             "chars": np.full(len(uids), 8, np.int64),
+            "words": np.full(len(uids), 2, np.int64),
             "group": shard_of(uids, shards, seed),
             "order": order_key(uids, seed),
             **document_keys(len(uids)),
