@@ -46,9 +46,7 @@ class Outcome:
     shards: list[dict] = field(default_factory=list)  # published shard entries
 
 
-def token_report(
-    shards: list[dict], loaded: LoadedTokenizer, seq_len: int, packed: bool
-) -> dict:
+def token_report(shards: list[dict], loaded: LoadedTokenizer, seq_len: int, packed: bool) -> dict:
     """The token dataset's statistics from its shards' own, top tokens named, and the
     figures outside their usual ranges (`warnings`)."""
     report = dataset_report(shards, loaded.vocab_size, seq_len)
