@@ -345,7 +345,14 @@ class PerplexityConfig(Section):
     )
     model: str | None = Field(None, description="Model file written by `raypipe train-lm`")
     max_bits_per_byte: float = Field(
-        4.0, gt=0, description="Higher score: perplexity:bits_per_byte"
+        4.0, gt=0, description="Higher score: perplexity:bits_per_byte (unless drop_worst)"
+    )
+    drop_worst: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="Instead of max_bits_per_byte: drop this share of the deduplicated "
+        "documents, the highest bits per byte of the whole run (perplexity:drop_worst)",
     )
 
     @model_validator(mode="after")
@@ -362,7 +369,16 @@ class ClassifierConfig(Section):
         "quality_score: P(keep)); train one with `raypipe train-classifier`",
     )
     model: str | None = Field(None, description="Model file written by `raypipe train-classifier`")
-    min_score: float = Field(0.5, ge=0, le=1, description="Lower P(keep): classifier:quality_score")
+    min_score: float = Field(
+        0.5, ge=0, le=1, description="Lower P(keep): classifier:quality_score (unless drop_worst)"
+    )
+    drop_worst: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="Instead of min_score: drop this share of the deduplicated documents, "
+        "the lowest P(keep) of the whole run (classifier:drop_worst)",
+    )
 
     @model_validator(mode="after")
     def _needs_model(self) -> ClassifierConfig:

@@ -9,6 +9,7 @@ from typing import Any
 from raypipe import mix
 from raypipe.accounting import CleanTally, NearTally, SourceTokens
 from raypipe.config import PipelineConfig
+from raypipe.cut import stage_of
 from raypipe.io import storage
 from raypipe.report.html import render
 from raypipe.report.stats import dataset_report, warnings
@@ -39,11 +40,12 @@ class Outcome:
     fingerprint: str
     files: int  # input files read
     cleaned: CleanTally  # phase 1's merged tally
-    drops: dict[str, int]  # documents removed by dedup, by reason
+    drops: dict[str, int]  # documents removed in phase 2 (dedup, percentile cuts), by reason
     near: NearTally | None = None  # when near dedup ran
     tokenized: dict[str, SourceTokens] | None = None  # when a tokenizer is set
     plan: dict = field(default_factory=dict)  # the mixture plan (raypipe.mix.plan)
     shards: list[dict] = field(default_factory=list)  # published shard entries
+    cuts: dict[str, dict] = field(default_factory=dict)  # percentile cuts: scored, cut score
 
 
 def token_report(shards: list[dict], loaded: LoadedTokenizer, seq_len: int, packed: bool) -> dict:
@@ -64,7 +66,9 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
     outcome = mix.outcome(run.tokenized, run.plan, mixture) if run.tokenized is not None else {}
     not_sampled = sum(r["documents_kept"] - r["documents_out"] for r in outcome.values())
     rejected = {**run.cleaned.rejected, **run.drops}
-    by_stage = {**run.cleaned.rejected_by_stage, "dedup": sum(run.drops.values())}
+    by_stage = dict(run.cleaned.rejected_by_stage)
+    for reason, count in run.drops.items():
+        by_stage[stage_of(reason)] = by_stage.get(stage_of(reason), 0) + count
     if not_sampled:
         rejected["not_sampled"] = not_sampled
         by_stage["mix"] = not_sampled
@@ -81,6 +85,8 @@ def build_manifest(cfg: PipelineConfig, mixture: list[mix.Source], run: Outcome)
         "config": cfg.model_dump(mode="json"),
         "rejects": "rejects/",
     }
+    if run.cuts:
+        manifest["percentile_cuts"] = run.cuts
     report: dict[str, Any] = {
         "languages": run.cleaned.languages,
         "rejected_by_language": run.cleaned.rejected_by_language,

@@ -23,6 +23,7 @@ from raypipe.accounting import LEDGER, ledger_rows, merge_tallies, tally_block
 from raypipe.batch import DOCUMENT_KEYS, alive, repeat_rows
 from raypipe.boundary import boundary_table
 from raypipe.config import ConfigError, PipelineConfig, RayConfig, Resources
+from raypipe.cut import BINS, Cut, histogram, keyed, kth_worst, score_of, stage_of
 from raypipe.dedup.exact import exact_duplicates, hash_words
 from raypipe.io import storage
 from raypipe.pack import Packing
@@ -180,10 +181,16 @@ def _partition_by_hash(batch: pa.Table, partitions: int) -> pa.Table:
 
 
 def kept_documents(
-    clean_dir: str, drop_dirs: list[str], dropped: int, cfg: RayConfig
+    clean_dir: str,
+    drop_dirs: list[str],
+    dropped: int,
+    cfg: RayConfig,
+    columns: list[str] | None = None,
 ) -> ray.data.Dataset:
-    """Alive documents of the checkpoint, minus the `dropped` duplicates phase 2 found."""
-    docs = read_parquet(clean_dir).map_batches(_alive_rows, batch_format="pyarrow")
+    """Alive documents of the checkpoint (their `columns`, else all), minus the `dropped`
+    documents phase 2 listed."""
+    docs = read_parquet(clean_dir, columns=columns)
+    docs = docs.map_batches(_alive_rows, batch_format="pyarrow")
     if not drop_dirs:
         return docs
     drops = read_parquet(drop_dirs, columns=["uid"])
@@ -204,6 +211,56 @@ def _not_dropped(batch: pa.Table, dropped: np.ndarray) -> pa.Table:
 
 def _alive_rows(batch: pa.Table) -> pa.Table:
     return batch.filter(pa.array(alive(batch)))
+
+
+# -- phase 2: percentile cuts ----------------------------------------------------------
+def percentile_cut(
+    clean_dir: str, drop_dirs: list[str], dropped: int, cut: Cut, folder: str, cfg: RayConfig
+) -> dict:
+    """The worst `cut.share` of the documents dedup left, by `cut.column`, listed in
+    `folder` (raypipe.cut says how the k-th worst is found in two counting passes)."""
+    columns = ["uid", *DOCUMENT_KEYS, cut.column, "reason"]
+    scored_docs = kept_documents(clean_dir, drop_dirs, dropped, cfg, columns).map_batches(
+        _keyed, fn_kwargs={"cut": cut}, batch_format="pyarrow"
+    )
+    counts = _histogram(scored_docs, None)
+    scored = int(counts.sum())
+    worst = math.floor(cut.share * scored)
+    if not worst:
+        return {"removed": 0, "scored": scored, "cut": None}
+    high, rank = kth_worst(counts, worst)
+    low, _ = kth_worst(_histogram(scored_docs, high), rank)
+    at = high << 16 | low
+    drops = scored_docs.map_batches(_at_or_worse, fn_kwargs={"key": at}, batch_format="pyarrow")
+    removed = _checkpointed(drops, folder, _count).get("rows", 0)
+    return {"removed": removed, "scored": scored, "cut": score_of(at, cut.higher_is_worse)}
+
+
+def _keyed(batch: pa.Table, cut: Cut) -> pa.Table:
+    return keyed(batch.drop_columns(["reason"]), cut)
+
+
+def _histogram(scored_docs: ray.data.Dataset, high: int | None) -> np.ndarray:
+    """Per-block key histograms (raypipe.cut.histogram) summed on the driver: a block
+    sends its non-empty bins only."""
+    total = np.zeros(BINS, np.int64)
+    parts = scored_docs.map_batches(_bins, fn_kwargs={"high": high}, batch_format="pyarrow")
+    for part in parts.iter_batches(batch_format="numpy"):
+        np.add.at(total, part["bin"], part["count"])
+    return total
+
+
+def _bins(batch: pa.Table, high: int | None) -> pa.Table:
+    counts = histogram(batch["key"].to_numpy(), high)
+    bins = np.flatnonzero(counts)
+    return pa.table({"bin": bins, "count": counts[bins]})
+
+
+def _at_or_worse(batch: pa.Table, key: int) -> pa.Table:
+    progress.done(documents=batch.num_rows)
+    worse = batch.filter(pc.greater_equal(batch["key"], pa.scalar(key, pa.uint32())))
+    nulls = pa.nulls(worse.num_rows, pa.string())
+    return worse.drop_columns(["key"]).append_column("duplicate_of", nulls)
 
 
 # -- phase 3: tokenize, mix, pack ------------------------------------------------------
@@ -375,12 +432,12 @@ def write_ledger(
     storage.remove(target)
     rejects = read_parquet(clean_dir, columns=[*DOCUMENT_KEYS, "stage", "reason"])
     rejects = rejects.map_batches(_rejected_rows, batch_format="pyarrow")
-    for reason, drop_dir in drop_dirs.items():  # reason -> the folder of its drops
+    for reason, drop_dir in drop_dirs.items():  # reason -> the folder of its drops (phase 2)
         drops = read_parquet(drop_dir, columns=[*DOCUMENT_KEYS, "duplicate_of"])
         rejects = rejects.union(
             drops.map_batches(
                 ledger_rows,
-                fn_kwargs={"stage": "dedup", "reason": reason},
+                fn_kwargs={"stage": stage_of(reason), "reason": reason},
                 batch_format="pyarrow",
             )
         )

@@ -3,6 +3,7 @@
 phase 1  read -> [document stages, user stages] -> clean checkpoint   stream, per document
 phase 2  exact duplicates: hash partitions -> keepers -> drops      global, distributed
          near duplicates: LSH shard actors -> components -> drops
+         percentile cuts: two counting passes over the scores -> drops
 phase 3  clean - drops -> tokenize -> token checkpoint
          -> mixture plan -> copies scattered to (shard, chunk) cells on storage
          -> per shard: gather chunk by chunk -> pack -> stream to shards
@@ -25,6 +26,7 @@ import pyarrow as pa
 from raypipe import checkpoint, mix, phases
 from raypipe.accounting import CleanTally, NearTally, tokens_by_source
 from raypipe.config import ConfigError, PiiConfig, PipelineConfig, load_config
+from raypipe.cut import cuts
 from raypipe.dedup.exact import DedupKeys
 from raypipe.dedup.lsh_actors import near_duplicates
 from raypipe.dedup.minhash import Signatures
@@ -134,6 +136,7 @@ class Pipeline:
             )
         )
         drops, drop_dirs, near = self._deduplicate(folder, cleaned.kept)
+        cut_scores = self._cut(folder, cleaned.kept, drops, drop_dirs)
         dropped = sum(drops[reason] for reason in drop_dirs)
         kept = phases.kept_documents(folder("clean"), list(drop_dirs.values()), dropped, cfg.ray)
 
@@ -169,7 +172,7 @@ class Pipeline:
                 phases.write_documents(kept, cfg)
         with self._clock("rejects ledger"):
             phases.write_ledger(out, folder("clean"), drop_dirs, tokens_dir, plan, cfg.seed)
-        run = Outcome(run_fp, len(files), cleaned, drops, near, tokenized, plan, shards)
+        run = Outcome(run_fp, len(files), cleaned, drops, near, tokenized, plan, shards, cut_scores)
         manifest = build_manifest(cfg, self.mixture, run)
         if not cfg.output.keep_work:  # committed: the checkpoints are no longer needed
             storage.remove(storage.join(out, checkpoint.WORK_DIR))
@@ -216,6 +219,36 @@ class Pipeline:
         if near.removed:
             drop_dirs["near_duplicate"] = folder("near")
         return drops, drop_dirs, near
+
+    def _cut(
+        self,
+        folder: Callable[[str], str],
+        cleaned: int,
+        drops: dict[str, int],
+        drop_dirs: dict[str, str],
+    ) -> dict[str, dict]:
+        """Phase 2's percentile cuts, after dedup (their share is of the documents left):
+        their drops join `drops` and `drop_dirs`; returns each cut's scored count and score."""
+        found = {}
+        for cut in cuts(self.cfg.quality):
+            dropped = sum(drops[reason] for reason in drop_dirs)
+            counts = self._phase(
+                f"2/3 cut the worst {cut.share:.0%} by {cut.column}",
+                folder(f"cut-{cut.column}"),
+                partial(
+                    phases.percentile_cut,
+                    folder("clean"),
+                    [*drop_dirs.values()],
+                    dropped,
+                    cut,
+                    cfg=self.cfg.ray,
+                ),
+                Goal("documents", cleaned - dropped),
+            )
+            drops[cut.reason], found[cut.reason] = counts.pop("removed"), counts
+            if drops[cut.reason]:
+                drop_dirs[cut.reason] = folder(f"cut-{cut.column}")
+        return found
 
     @contextmanager
     def _clock(self, step: str) -> Iterator[None]:

@@ -106,7 +106,9 @@ class Perplexity(Filter):
             score = self.lm.bits_per_byte(text)
             docs.score("bits_per_byte", i, score)
             too_high = score is not None and score > self.cfg.max_bits_per_byte
-            reasons.append("perplexity:bits_per_byte" if too_high else None)
+            # a share to drop is cut over the whole run after dedup (raypipe.cut)
+            cut = self.cfg.drop_worst is None and too_high
+            reasons.append("perplexity:bits_per_byte" if cut else None)
         return reasons
 
 
@@ -124,6 +126,8 @@ class Classifier(Filter):
         scores = self.model.score(docs.texts)
         for i, score in enumerate(scores.tolist()):
             docs.score("quality_score", i, score)
+        if self.cfg.drop_worst is not None:  # cut over the whole run after dedup (raypipe.cut)
+            return [None] * len(docs)
         return ["classifier:quality_score" if s < self.cfg.min_score else None for s in scores]
 
 
