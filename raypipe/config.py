@@ -154,6 +154,20 @@ class LangidConfig(Section):
         description="A fastText language-ID model (lid.176.bin, GlotLID); unset = the bundled "
         "lid.176.ftz",
     )
+    charset_check: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Also judge English by the character-set heuristic (ASCII share of a "
+        "document's letters at least this) and count what it and fastText each find not "
+        "English (counters.langid); it rejects nothing",
+    )
+
+    def counters(self) -> tuple[tuple[str, str], ...]:
+        """What the character-set comparison counts, when it runs."""
+        if self.charset_check is None:
+            return ()
+        return tuple(("langid", c) for c in ("charset_not_en", "fasttext_not_en", "both_not_en"))
 
     @field_validator("thresholds")
     @classmethod

@@ -59,7 +59,7 @@ def document_stages(cfg: PipelineConfig) -> list[Planned]:
     if cfg.normalize.enabled:
         plan.append(Planned("normalize", partial(Normalize, cfg.normalize)))
     if cfg.langid.enabled:
-        plan.append(Planned("langid", partial(Langid, cfg.langid)))
+        plan.append(Planned("langid", partial(Langid, cfg.langid), counters=cfg.langid.counters()))
     if cfg.content.active:
         plan.append(Planned("content", partial(Content, cfg.content)))
     if cfg.quality.enabled:

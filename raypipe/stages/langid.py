@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from raypipe.batch import alive, reject, set_column
+from raypipe.batch import alive, counter_column, reject, set_column
 from raypipe.config import ConfigError, LangidConfig
 
 LABEL_PREFIX = "__label__"
@@ -44,6 +44,15 @@ def one_line(texts: pa.Array) -> list[str]:
     """fastText reads one line per prediction: newlines would split the document."""
     flat = pc.replace_substring_regex(texts, r"[\r\n\v\f\x{85}\x{2028}\x{2029}]", " ")
     return flat.to_pylist()
+
+
+def ascii_letter_share(texts: list[str]) -> np.ndarray:
+    """The share of each text's letters that are ASCII letters (1 for a text without any):
+    the character-set heuristic, which takes any Latin-script language for English."""
+    array = pa.array(texts, pa.large_string())
+    letters = pc.count_substring_regex(array, r"\pL").to_numpy().astype(np.float64)
+    ascii_letters = pc.count_substring_regex(array, "[A-Za-z]").to_numpy()
+    return np.divide(ascii_letters, letters, out=np.ones_like(letters), where=letters > 0)
 
 
 def predict(model: fasttext.FastText._FastText, texts: list[str]) -> tuple[list[str], np.ndarray]:
@@ -80,6 +89,30 @@ class Langid:
             for language, sure in zip(languages, confident, strict=True)
         ]
 
+    def compare_charset(
+        self,
+        batch: pa.Table,
+        rows: np.ndarray,
+        texts: list[str],
+        languages: list[str],
+        confident: list[bool],
+    ) -> pa.Table:
+        """Counter columns: documents the character-set heuristic finds not English, those
+        fastText does (another language, or English under its threshold), and both."""
+        charset = ascii_letter_share(texts) < self.cfg.charset_check
+        fasttext = np.array(
+            [lang != "en" or not sure for lang, sure in zip(languages, confident, strict=True)]
+        )
+        for counter, flags in (
+            ("charset_not_en", charset),
+            ("fasttext_not_en", fasttext),
+            ("both_not_en", charset & fasttext),
+        ):
+            column = np.zeros(batch.num_rows, np.int64)
+            column[rows] = flags
+            batch = set_column(batch, counter_column(self.name, counter), pa.array(column))
+        return batch
+
     def __call__(self, batch: pa.Table) -> pa.Table:
         rows = np.flatnonzero(alive(batch))
         language = np.full(batch.num_rows, None, dtype=object)
@@ -95,6 +128,8 @@ class Langid:
                 for label, sure, reason in zip(languages, confident, reasons, strict=True)
             ]
             score[rows] = scores
+            if self.cfg.charset_check is not None:
+                batch = self.compare_charset(batch, rows, texts, languages, confident)
             batch = reject(batch, np.ones(batch.num_rows, bool), self.name, why)
         batch = set_column(batch, "language", pa.array(language, pa.string()))
         return set_column(

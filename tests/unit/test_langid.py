@@ -90,3 +90,20 @@ def test_missing_model_is_a_config_error(tmp_path):
         Langid(LangidConfig(model_path=str(tmp_path / "lid.176.bin")))
     with pytest.raises(ValueError, match="thresholds"):
         LangidConfig(thresholds={"en": 1.5})
+
+
+def test_the_character_set_heuristic_is_counted_beside_fasttext():
+    texts = [
+        "The committee will meet again next week to discuss the budget for the new school.",
+        "Le comité se réunira la semaine prochaine pour discuter du budget de la nouvelle école.",
+        "Der Ausschuss trifft sich nächste Woche, um das Budget der neuen Schule zu besprechen.",
+        "Комитет соберётся на следующей неделе, чтобы обсудить бюджет новой школы.",
+    ]
+    out = Langid(LangidConfig(charset_check=0.9))(document_batch(texts))
+    counts = {c: out[f"langid_{c}_not_en"].to_pylist() for c in ("charset", "fasttext", "both")}
+    assert counts["fasttext"] == [0, 1, 1, 1]
+    # French and German letters are 96% and 99% ASCII: the heuristic takes them for English
+    assert counts["charset"] == [0, 0, 0, 1]
+    assert counts["both"] == [0, 0, 0, 1]
+    assert out["reason"].null_count == 4  # it rejects nothing
+    assert "langid_charset_not_en" not in Langid(LangidConfig())(document_batch(texts)).schema.names
