@@ -99,8 +99,10 @@ def _summary(manifest: dict) -> Table:
         table.add_row(
             "time", f"{seconds:,.1f} s ({manifest['documents_in'] / seconds:,.0f} docs/s)"
         )
+        busy = manifest.get("step_cpu", {})
         for step, took in manifest.get("step_seconds", {}).items():
-            table.add_row(f"  {step}", f"{took:,.1f} s")
+            cpus = f", CPUs {busy[step]:.0%} busy" if step in busy else ""
+            table.add_row(f"  {step}", f"{took:,.1f} s{cpus}")
     return table
 
 

@@ -34,7 +34,7 @@ from raypipe.io import storage
 from raypipe.io.readers import read_file
 from raypipe.manifest import Outcome, build_manifest
 from raypipe.progress import Goal, watching
-from raypipe.runtime import connect, use_storage, workers
+from raypipe.runtime import cluster_cpus, connect, use_storage, workers
 from raypipe.stages import Stage
 from raypipe.stages.content import Content, lists_in_use
 from raypipe.stages.extract import Extract
@@ -77,6 +77,7 @@ class Pipeline:
         self.cfg, self.log = cfg, log
         self.mixture = mix.sources(cfg)
         self.step_seconds: dict[str, float] = {}  # wall time of each step of the last run
+        self.step_cpu: dict[str, float] = {}  # the share of the CPUs busy in each step
 
     @classmethod
     def from_yaml(
@@ -111,7 +112,7 @@ class Pipeline:
 
     def run(self) -> dict:
         cfg, out, started = self.cfg, self.cfg.output.path, time.time()
-        self.step_seconds = {}
+        self.step_seconds, self.step_cpu = {}, {}
         files = self.input_files()
         # A tokenizer or user stage that cannot load fails here, not after hours of work.
         loaded = load_tokenizer(cfg.tokenizer, cfg.eos_token) if cfg.tokenizer else None
@@ -163,12 +164,12 @@ class Pipeline:
                 Goal("documents", cleaned.kept - dropped),
             )
             self.log("phase 3/3 pack and write shards")
-            with self._clock("pack"), watching("pack", Goal("shards", n_shards), self.log):
+            with self._clock("pack", Goal("shards", n_shards)):
                 shards = phases.pack(cfg, cells_dir, n_shards, chunks, loaded, run_fp)
         else:
             self.log("phase 3/3 write cleaned documents")
             goal = Goal("documents", cleaned.kept - dropped)
-            with self._clock("write documents"), watching("write documents", goal, self.log):
+            with self._clock("write documents", goal):
                 phases.write_documents(kept, cfg)
         with self._clock("rejects ledger"):
             phases.write_ledger(out, folder("clean"), drop_dirs, tokens_dir, plan, cfg.seed)
@@ -178,6 +179,7 @@ class Pipeline:
             storage.remove(storage.join(out, checkpoint.WORK_DIR))
         manifest["seconds"] = time.time() - started
         manifest["step_seconds"] = self.step_seconds
+        manifest["step_cpu"] = self.step_cpu
         return manifest
 
     def _deduplicate(
@@ -251,10 +253,19 @@ class Pipeline:
         return found
 
     @contextmanager
-    def _clock(self, step: str) -> Iterator[None]:
+    def _clock(self, step: str, goal: Goal | None = None) -> Iterator[None]:
+        """Time a step; with a `goal`, show its progress and measure the share of the
+        cluster's CPUs its workers and the driver kept busy."""
         started = time.perf_counter()
-        yield
-        self.step_seconds[step] = round(time.perf_counter() - started, 3)
+        if goal is None:
+            yield
+        else:
+            with watching(step, goal, self.log) as seen:
+                yield
+        seconds = time.perf_counter() - started
+        self.step_seconds[step] = round(seconds, 3)
+        if goal is not None:
+            self.step_cpu[step] = round(seen["cpu_seconds"] / (seconds * cluster_cpus()), 3)
 
     def _phase(self, title: str, folder: str, work, goal: Goal) -> dict:
         """Run a phase unless its checkpoint is committed, showing its progress towards
@@ -264,7 +275,7 @@ class Pipeline:
             self.log(f"phase {title}")
             storage.remove(folder)
             step = title.split(" ", 1)[1]
-            with self._clock(step), watching(step, goal, self.log):  # resumed: no time
+            with self._clock(step, goal):  # resumed: no time
                 counts = checkpoint.commit(folder, work(folder))
         return counts
 

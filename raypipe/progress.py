@@ -31,6 +31,7 @@ _meter: ray.actor.ActorHandle | None = None
 _looked = -_LOOKUP_SECONDS
 _pending: Counter[str] = Counter()  # this process's counts not sent yet
 _sent = [-SEND_SECONDS]  # when they were last sent
+_cpu = [time.process_time()]  # this process's CPU time when it last sent
 
 
 @ray.remote(num_cpus=0)
@@ -76,7 +77,9 @@ def _send(wait: bool) -> None:
     global _meter, _looked
     amounts = dict(_pending)
     _pending.clear()
-    _sent[0] = time.monotonic()
+    _sent[0], used = time.monotonic(), time.process_time()
+    # the CPU this process (all its threads: the task, Ray's serialization) used since
+    amounts["cpu_seconds"], _cpu[0] = used - _cpu[0], used
     if not ray.is_initialized():
         return
     if _meter is None and time.monotonic() - _looked > _LOOKUP_SECONDS:
@@ -138,9 +141,13 @@ def line(title: str, amounts: dict[str, float], seconds: float, goal: Goal | Non
 
 
 @contextmanager
-def watching(title: str, goal: Goal | None, log: Callable[[str], None]) -> Iterator[None]:
-    """Show the live progress of the work inside the block."""
-    meter = _owned_meter()
+def watching(
+    title: str, goal: Goal | None, log: Callable[[str], None]
+) -> Iterator[dict[str, float]]:
+    """Show the live progress of the work inside the block; the dict it gives holds, once
+    the block ends, what the block's workers counted, `cpu_seconds` (their CPU time and
+    the driver's) included."""
+    meter, driver_cpu, seen = _owned_meter(), time.process_time(), {}
     console = Console(stderr=True)  # where the CLI logs its phases
     live = console.is_terminal or console.is_jupyter
     started, stop = time.monotonic(), threading.Event()
@@ -165,8 +172,10 @@ def watching(title: str, goal: Goal | None, log: Callable[[str], None]) -> Itera
     poller = threading.Thread(target=poll, name="raypipe-progress", daemon=True)
     poller.start()
     try:
-        yield
+        yield seen
     finally:
         stop.set()
         poller.join()
-    log(current())
+    seen.update(ray.get(meter.take.remote()))
+    seen["cpu_seconds"] = seen.get("cpu_seconds", 0.0) + time.process_time() - driver_cpu
+    log(line(title, seen, time.monotonic() - started, goal))

@@ -106,9 +106,9 @@ class Perplexity(Filter):
             score = self.lm.bits_per_byte(text)
             docs.score("bits_per_byte", i, score)
             too_high = score is not None and score > self.cfg.max_bits_per_byte
-            # a share to drop is cut over the whole run after dedup (raypipe.cut)
-            cut = self.cfg.drop_worst is None and too_high
-            reasons.append("perplexity:bits_per_byte" if cut else None)
+            # with drop_worst, the share is cut over the whole run after dedup (raypipe.cut)
+            rejected = self.cfg.drop_worst is None and too_high
+            reasons.append("perplexity:bits_per_byte" if rejected else None)
         return reasons
 
 

@@ -31,3 +31,20 @@ def test_without_a_terminal_a_phase_logs_its_progress_periodically_and_at_the_en
     with watching("pack", Goal("shards", 2), lines.append):  # the next phase starts at zero
         pass
     assert lines[-1] == "pack: 0 s"
+
+
+@ray.remote
+def _spin(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:  # CPU work, not waiting
+        pass
+    progress.done(documents=1)
+
+
+@pytest.mark.ray
+def test_a_phase_counts_the_cpu_time_of_its_workers(local_ray):
+    with watching("spin", Goal("documents", 2), lambda _: None) as seen:
+        ray.get([_spin.remote(0.6) for _ in range(2)])
+    # two workers spun 0.6 s each; their processes also started and ran Ray's threads
+    assert 1.2 <= seen["cpu_seconds"] < 4, seen
+    assert seen["documents"] == 2
