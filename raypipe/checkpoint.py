@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import ray
 
 from raypipe import __version__
 from raypipe.config import PipelineConfig
@@ -84,3 +85,24 @@ def publish_part(batch: pa.Table, folder: str, tally: Callable[[pa.Table], dict]
     name = f"part-{first:020d}-{batch.num_rows}.parquet"
     storage.write_atomic(storage.join(folder, name), sink.getvalue().to_pybytes())
     return tally(batch)
+
+
+def read(folders: str | list[str], columns: list[str] | None = None) -> ray.data.Dataset:
+    """The part files of checkpoint `folders` (their `columns`, else all), a block each.
+
+    Ray Data's `read_parquet` spends ~5 s on every call, even on eight small files (it
+    samples them to plan), and a run reads its checkpoints about ten times; listing the
+    parts here and reading each in a task with pyarrow takes a fraction of a second.
+    """
+    names = [folders] if isinstance(folders, str) else folders
+    parts = [uri for folder in names for uri in storage.files(folder, ".parquet")]
+    if not parts:
+        return ray.data.from_items([])
+    listed = ray.data.from_items([{"uri": uri} for uri in parts], override_num_blocks=len(parts))
+    return listed.map_batches(
+        _read_parts, fn_kwargs={"columns": columns}, batch_size=1, batch_format="pyarrow"
+    )
+
+
+def _read_parts(listed: pa.Table, columns: list[str] | None) -> pa.Table:
+    return pa.concat_tables(storage.read_table(uri, columns) for uri in listed["uri"].to_pylist())

@@ -16,7 +16,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import ray.data
-from ray.data import read_parquet
 
 from raypipe import checkpoint, mix, progress
 from raypipe.accounting import LEDGER, ledger_rows, merge_tallies, tally_block
@@ -157,7 +156,7 @@ def deduplicate(clean_dir: str, folder: str, cfg: RayConfig) -> dict:
     """Exact duplicates among the checkpoint's live documents, listed in `folder`."""
     partitions = 4 * workers(cfg)
     with sort_shuffle():  # a dataset runs with the context it was built in
-        keys = read_parquet(
+        keys = checkpoint.read(
             clean_dir, columns=["uid", *DOCUMENT_KEYS, "text_hash", "rank", "reason"]
         )
     keys = keys.map_batches(
@@ -189,11 +188,11 @@ def kept_documents(
 ) -> ray.data.Dataset:
     """Alive documents of the checkpoint (their `columns`, else all), minus the `dropped`
     documents phase 2 listed."""
-    docs = read_parquet(clean_dir, columns=columns)
+    docs = checkpoint.read(clean_dir, columns=columns)
     docs = docs.map_batches(_alive_rows, batch_format="pyarrow")
     if not drop_dirs:
         return docs
-    drops = read_parquet(drop_dirs, columns=["uid"])
+    drops = checkpoint.read(drop_dirs, columns=["uid"])
     if dropped > BROADCAST_DROPS:
         return docs.join(drops, join_type="left_anti", num_partitions=4 * workers(cfg), on=("uid",))
     # Few enough to send every task the sorted uids (8 bytes each): no shuffle of the text.
@@ -309,7 +308,7 @@ def scatter(
     cfg: PipelineConfig, tokens_dir: str, plan: dict, shards: int, chunks: int, folder: str
 ) -> dict:
     """Copies of each document (per the mixture plan) into their shard's cells."""
-    copies = read_parquet(
+    copies = checkpoint.read(
         tokens_dir, columns=["uid", *DOCUMENT_KEYS, "tokens", "n_tokens", "chars", "words"]
     )
     written = copies.map_batches(
@@ -430,10 +429,10 @@ def write_ledger(
 ) -> None:
     target = storage.join(out, "rejects")
     storage.remove(target)
-    rejects = read_parquet(clean_dir, columns=[*DOCUMENT_KEYS, "stage", "reason"])
+    rejects = checkpoint.read(clean_dir, columns=[*DOCUMENT_KEYS, "stage", "reason"])
     rejects = rejects.map_batches(_rejected_rows, batch_format="pyarrow")
     for reason, drop_dir in drop_dirs.items():  # reason -> the folder of its drops (phase 2)
-        drops = read_parquet(drop_dir, columns=[*DOCUMENT_KEYS, "duplicate_of"])
+        drops = checkpoint.read(drop_dir, columns=[*DOCUMENT_KEYS, "duplicate_of"])
         rejects = rejects.union(
             drops.map_batches(
                 ledger_rows,
@@ -442,7 +441,7 @@ def write_ledger(
             )
         )
     if tokens_dir is not None and plan:
-        unsampled = read_parquet(tokens_dir, columns=["uid", *DOCUMENT_KEYS])
+        unsampled = checkpoint.read(tokens_dir, columns=["uid", *DOCUMENT_KEYS])
         rejects = rejects.union(
             unsampled.map_batches(
                 _not_sampled, fn_kwargs={"plan": plan, "seed": seed}, batch_format="pyarrow"

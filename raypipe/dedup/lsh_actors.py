@@ -11,9 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
 import ray.data
-from ray.data import read_parquet
 
-from raypipe import progress
+from raypipe import checkpoint, progress
 from raypipe.batch import DOCUMENT_KEYS
 from raypipe.config import NearDedupConfig
 from raypipe.dedup.lsh import (
@@ -95,19 +94,19 @@ def _on(actor: Any, n: int) -> LshShard:
 def _cluster(
     pool: list, clean_dir: str, excluded_dir: str | None, folder: str, cfg: NearDedupConfig
 ) -> dict:
-    signed = read_parquet(clean_dir, columns=["uid", *DOCUMENT_KEYS, "rank", "minhash"])
+    signed = checkpoint.read(clean_dir, columns=["uid", *DOCUMENT_KEYS, "rank", "minhash"])
     sent = signed.map_batches(_send, fn_kwargs={"pool": pool, "cfg": cfg}, batch_format="pyarrow")
     documents = _total(sent)
     if excluded_dir is not None:
         _total(
-            read_parquet(excluded_dir, columns=["uid"]).map_batches(
+            checkpoint.read(excluded_dir, columns=["uid"]).map_batches(
                 _exclude, fn_kwargs={"pool": pool}, batch_format="pyarrow"
             )
         )
     held = sum(ray.get([shard.footprint.remote() for shard in pool]))
 
     def reread() -> int:
-        texts = read_parquet(clean_dir, columns=["uid", "text"])
+        texts = checkpoint.read(clean_dir, columns=["uid", "text"])
         kwargs = {"pool": pool, "cfg": cfg}
         return _total(texts.map_batches(_send_shingles, fn_kwargs=kwargs, batch_format="pyarrow"))
 

@@ -150,11 +150,20 @@ def write_table(uri: str, table: pa.Table) -> None:
     write_atomic(uri, sink.getvalue().to_pybytes())
 
 
-def read_table(uri: str) -> pa.Table:
-    """One Parquet file, local or remote."""
+def read_table(uri: str, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file (its `columns`, else all), local or remote."""
     fs, path = filesystem(uri)
     with fs.open_input_file(path) as handle:
-        return pq.read_table(handle)
+        return pq.read_table(handle, columns=columns)
+
+
+def files(folder: str, suffix: str) -> list[str]:
+    """Sorted URIs of the files under `folder` whose names end with `suffix` (none when
+    the folder is missing); names starting with `_` or `.` are not listed."""
+    fs, path = filesystem(folder)
+    return sorted(
+        _as_uri(folder, i.path) for i in _list(fs, path, folder) if i.path.endswith(suffix)
+    )
 
 
 def remove(uri: str) -> None:
