@@ -90,9 +90,9 @@ def publish_part(batch: pa.Table, folder: str, tally: Callable[[pa.Table], dict]
 def read(folders: str | list[str], columns: list[str] | None = None) -> ray.data.Dataset:
     """The part files of checkpoint `folders` (their `columns`, else all), a block each.
 
-    Ray Data's `read_parquet` spends ~5 s on every call, even on eight small files (it
-    samples them to plan), and a run reads its checkpoints about ten times; listing the
-    parts here and reading each in a task with pyarrow takes a fraction of a second.
+    Ray Data's `read_parquet` took ~5.5 s on every call in a warm Ray, even for eight
+    small files, and a run reads its checkpoints about ten times; listing the parts here
+    and reading each in a task with pyarrow takes a fifth of a second.
     """
     names = [folders] if isinstance(folders, str) else folders
     parts = [uri for folder in names for uri in storage.files(folder, ".parquet")]
